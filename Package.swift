@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// vaultctl: CLI → Vault → Slots → C (libsodium, libsecret, libpam). Dependencies point down only.
+let package = Package(
+    name: "vaultctl",
+    products: [
+        .executable(name: "vaultctl", targets: ["vaultctl"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium",
+                       providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CSecret", pkgConfig: "libsecret-1",
+                       providers: [.apt(["libsecret-1-dev"])]),
+        .systemLibrary(name: "CPAM", pkgConfig: "pam",
+                       providers: [.apt(["libpam0g-dev"])]),
+        .target(name: "Slots", dependencies: ["CSodium", "CSecret"]),
+        .systemLibrary(name: "CSystem"),  // prctl(2), which Glibc's module does not export
+        .target(name: "Vault", dependencies: ["Slots", "CPAM", "CSystem"]),
+        .executableTarget(name: "vaultctl", dependencies: ["Vault", "Slots"]),
+        .testTarget(name: "SlotsTests", dependencies: ["Slots"]),
+        .testTarget(name: "VaultTests", dependencies: ["Vault", "Slots"]),
+        .testTarget(name: "vaultctlTests", dependencies: ["vaultctl"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

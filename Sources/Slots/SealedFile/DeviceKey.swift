@@ -1,0 +1,56 @@
+/// The device key: 32 random bytes kept in `device.key` in the state folder, mixed with this machine's id.
+///
+/// File format (56 bytes): magic `VCTLKEY` + version byte 1, the 16-byte machine tag, 32 random bytes.
+/// The key that seals slots is BLAKE2b(key: random bytes, message: "vaultctl device key v1\0" + machine-id),
+/// so the same file on another machine derives a different key, and its header says so before we try.
+struct DeviceKey {
+    static let magic: [UInt8] = Array("VCTLKEY".utf8) + [1]
+    static let fileName = "device.key"
+    static let fileCount = 8 + 16 + 32
+
+    /// The derived sealing key.
+    let key: SecretBytes
+
+    /// Loads the key from `folder`, creating it when there is none and `create` is set; nil when absent.
+    static func load(folder: String, machine: MachineIdentity, create: Bool) throws(SlotError) -> DeviceKey? {
+        let path = "\(folder)/\(fileName)"
+        if let bytes = try SecureFile.read(path, maximumCount: fileCount) {
+            return try parse(bytes, path: path, machine: machine)
+        }
+        guard create else { return nil }
+        let random = SecretBytes.random(count: 32)
+        let file = SecretBytes(capacity: fileCount)
+        magic.withUnsafeBytes { _ = file.append($0) }
+        machine.tag.withUnsafeBytes { _ = file.append($0) }
+        random.withUnsafeBytes { _ = file.append($0) }
+        // Two first stores may race: the one whose link lands wins, the other reads the winner's key.
+        let written = try file.withUnsafeBytes { (raw) throws(SlotError) -> Bool in
+            try SecureFile.write(path, raw, exclusive: true)
+        }
+        if !written, let bytes = try SecureFile.read(path, maximumCount: fileCount) {
+            return try parse(bytes, path: path, machine: machine)
+        }
+        return DeviceKey(random: random, machine: machine)
+    }
+
+    private static func parse(_ bytes: SecretBytes, path: String, machine: MachineIdentity) throws(SlotError) -> DeviceKey {
+        let (magicOK, tag) = bytes.withUnsafeBytes { raw -> (Bool, [UInt8]) in
+            guard raw.count == fileCount else { return (false, []) }
+            return (Array(raw[0..<8]) == magic, Array(raw[8..<24]))
+        }
+        guard magicOK else { throw .tampered(path: path, detail: "it is not a vaultctl device key") }
+        guard tag == machine.tag else { throw .foreignMachine(path: path) }
+        let random = bytes.withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[24..<56])) }
+        return DeviceKey(random: random, machine: machine)
+    }
+
+    private init(random: SecretBytes, machine: MachineIdentity) {
+        let message = Array("vaultctl device key v1\0".utf8) + machine.id
+        key = message.withUnsafeBytes { Sodium.hash(count: Sodium.keyBytes, message: $0, key: random) }
+    }
+
+    /// For known-answer tests: a key derived from given random bytes.
+    init(testRandom: SecretBytes, machine: MachineIdentity) {
+        self.init(random: testRandom, machine: machine)
+    }
+}

@@ -1,0 +1,236 @@
+import CSecret
+
+/// The sync slot: an item in the Secret Service default collection, found by the schema
+/// `org.vaultctl.Slot` with the string attribute `slot` = the slot name (the same attributes
+/// `secret-tool store --label=L xdg:schema org.vaultctl.Slot slot NAME` writes).
+///
+/// This is the one file that imports CSecret. It uses the `…_sync` calls that take a `GHashTable` (the
+/// variadic ones do not import), copies each `GError` out before freeing it, and runs every call under the
+/// `Watchdog` so nothing waits on D-Bus for long.
+///
+/// libsecret 0.20.5 answers a lookup in a locked collection, and a lookup on a provider without a default
+/// collection, with NULL and no error, exactly like "no item". So this slot never uses lookup: it resolves the
+/// `default` alias itself and searches without unlocking, which lists locked items too.
+public struct SecretServiceSlot: Slot {
+    public static let schemaName = "org.vaultctl.Slot"
+    public static let attribute = "slot"
+    public let mode = SlotMode.sync
+    /// Seconds one Secret Service operation may take before it counts as unavailable.
+    public static let defaultTimeout: Double = 5
+    let timeout: Double
+
+    public init(timeout: Double = SecretServiceSlot.defaultTimeout) {
+        self.timeout = timeout
+    }
+
+    /// The label vaultctl gives the items it writes.
+    public static func label(for name: SlotName) -> String { "vaultctl: \(name.rawValue)" }
+
+    public func holding(_ name: SlotName) -> Holding {
+        do {
+            return try Watchdog.run(seconds: timeout, "looking for slot '\(name)'") {
+                Result { () throws(SlotError) -> Holding in
+                    let session = try Session.open()
+                    let items = try session.search(name, loadSecrets: false)
+                    defer { items.release() }
+                    // An item in a locked collection counts as held.
+                    guard let item = items.newest else { return .empty }
+                    return .holds(locked: secret_item_get_locked(item) != 0)
+                }
+            }
+        } catch {
+            return .unknown(error)
+        }
+    }
+
+    public func read(_ name: SlotName) throws(SlotError) -> SecretBytes {
+        let value = try Watchdog.run(seconds: timeout, "reading slot '\(name)'") {
+            Result { () throws(SlotError) -> SendableSecret in
+                let session = try Session.open()
+                let items = try session.search(name, loadSecrets: true)
+                defer { items.release() }
+                guard let item = items.newest else { throw .empty(name) }
+                if secret_item_get_locked(item) != 0 {
+                    throw .locked("slot '\(name)' is in a locked collection; unlock your keyring (for example by logging in to the desktop) and try again")
+                }
+                guard let value = secret_item_get_secret(item) else {
+                    throw .serviceUnavailable("the provider returned no secret for slot '\(name)'")
+                }
+                defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+                var length = 0
+                guard let bytes = secret_value_get(value, &length) else { throw .empty(name) }
+                return SendableSecret(SecretBytes(copying: UnsafeRawBufferPointer(start: bytes, count: length)))
+            }
+        }
+        return value.secret
+    }
+
+    public func write(_ name: SlotName, _ secret: SecretBytes) throws(SlotError) {
+        guard (1...SecretBytes.maximumCount).contains(secret.count) else { throw .badSecretSize(secret.count) }
+        let carried = SendableSecret(secret)
+        try Watchdog.run(seconds: timeout, "storing slot '\(name)'") {
+            Result { () throws(SlotError) in
+                let session = try Session.open()
+                try session.store(name, carried.secret)
+            }
+        }
+    }
+
+    @discardableResult
+    public func delete(_ name: SlotName) throws(SlotError) -> Bool {
+        try Watchdog.run(seconds: timeout, "deleting slot '\(name)'") {
+            Result { () throws(SlotError) -> Bool in
+                let session = try Session.open()
+                let items = try session.search(name, loadSecrets: false)
+                defer { items.release() }
+                if items.all.contains(where: { secret_item_get_locked($0) != 0 }) {
+                    throw .locked("slot '\(name)' is in a locked collection; unlock your keyring and try again")
+                }
+                for item in items.all {
+                    var error: UnsafeMutablePointer<GError>?
+                    if secret_item_delete_sync(item, nil, &error) == 0 {
+                        throw .serviceUnavailable(Session.take(error, "deleting slot '\(name)'"))
+                    }
+                }
+                return !items.isEmpty
+            }
+        }
+    }
+
+    public func names() throws(SlotError) -> [SlotName] {
+        try Watchdog.run(seconds: timeout, "listing slots") {
+            Result { () throws(SlotError) -> [SlotName] in
+                let session = try Session.open()
+                let items = try session.search(nil, loadSecrets: false)
+                defer { items.release() }
+                var names = Set<SlotName>()
+                for item in items.all {
+                    guard let attrs = secret_item_get_attributes(item) else { continue }
+                    defer { g_hash_table_unref(attrs) }
+                    let key = Array(SecretServiceSlot.attribute.utf8CString)
+                    if let raw = key.withUnsafeBufferPointer({ g_hash_table_lookup(attrs, $0.baseAddress) }),
+                       let name = SlotName(String(cString: raw.assumingMemoryBound(to: CChar.self))) {
+                        names.insert(name)
+                    }
+                }
+                return names.sorted()
+            }
+        }
+    }
+}
+
+/// Carries a `SecretBytes` into and out of the watchdog's worker. `@unchecked Sendable`: only one thread
+/// touches it at a time (the worker until it signals, then the waiter).
+struct SendableSecret: @unchecked Sendable {
+    let secret: SecretBytes
+    init(_ secret: SecretBytes) { self.secret = secret }
+}
+
+/// One conversation with the provider: the service, its default collection, and the schema.
+private struct Session {
+    let service: UnsafeMutablePointer<SecretService>
+    let collection: UnsafeMutablePointer<SecretCollection>
+    let schema: UnsafeMutablePointer<SecretSchema>
+
+    /// Connects, opens a session, and resolves the `default` alias. No bus, no provider, or no default
+    /// collection is `serviceUnavailable`, never "no item".
+    static func open() throws(SlotError) -> Session {
+        var error: UnsafeMutablePointer<GError>?
+        guard let service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, nil, &error) else {
+            throw .serviceUnavailable(take(error, "connecting"))
+        }
+        guard let collection = secret_collection_for_alias_sync(service, "default", SECRET_COLLECTION_NONE, nil, &error) else {
+            if error != nil { throw .serviceUnavailable(take(error, "finding the default collection")) }
+            throw .serviceUnavailable("the provider has no default collection (create or choose a default keyring, for example in Seahorse)")
+        }
+        return Session(service: service, collection: collection, schema: makeSchema())
+    }
+
+    /// Items of our schema in the default collection, locked ones included; `name` nil means all slots.
+    func search(_ name: SlotName?, loadSecrets: Bool) throws(SlotError) -> Items {
+        let attributes = stringTable(name.map { [(SecretServiceSlot.attribute, $0.rawValue)] } ?? [])
+        defer { g_hash_table_unref(attributes) }
+        var flags = SECRET_SEARCH_ALL.rawValue
+        if loadSecrets { flags |= SECRET_SEARCH_LOAD_SECRETS.rawValue }
+        var error: UnsafeMutablePointer<GError>?
+        let list = secret_collection_search_sync(collection, schema, attributes, SecretSearchFlags(flags), nil, &error)
+        if let error {
+            var e: UnsafeMutablePointer<GError>? = error
+            throw .serviceUnavailable(Session.take(&e, "searching"))
+        }
+        return Items(list: list)
+    }
+
+    func store(_ name: SlotName, _ secret: SecretBytes) throws(SlotError) {
+        if secret_collection_get_locked(collection) != 0 {
+            throw .locked("the default collection is locked; unlock your keyring (for example by logging in to the desktop) and try again")
+        }
+        let attributes = stringTable([(SecretServiceSlot.attribute, name.rawValue)])
+        defer { g_hash_table_unref(attributes) }
+        let value = secret.withUnsafeBytes {
+            secret_value_new($0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count, "text/plain")
+        }
+        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        var error: UnsafeMutablePointer<GError>?
+        if secret_service_store_sync(service, schema, attributes, "default", SecretServiceSlot.label(for: name),
+                                     value, nil, &error) == 0 {
+            throw .serviceUnavailable(Session.take(error, "storing slot '\(name)'"))
+        }
+    }
+
+    /// Copies a GError's message out and frees it.
+    static func take(_ error: UnsafeMutablePointer<GError>?, _ what: String) -> String {
+        var e = error
+        return take(&e, what)
+    }
+
+    static func take(_ error: inout UnsafeMutablePointer<GError>?, _ what: String) -> String {
+        guard let e = error else { return "it failed while \(what)" }
+        let message = e.pointee.message.map { String(cString: $0) } ?? "unknown error"
+        g_error_free(e)
+        error = nil
+        return "\(message) (while \(what))"
+    }
+
+    private static func makeSchema() -> UnsafeMutablePointer<SecretSchema> {
+        let types = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, nil)
+        g_hash_table_insert(types, g_strdup(SecretServiceSlot.attribute),
+                            UnsafeMutableRawPointer(bitPattern: Int(SECRET_SCHEMA_ATTRIBUTE_STRING.rawValue)))
+        defer { g_hash_table_unref(types) }
+        return secret_schema_newv(SecretServiceSlot.schemaName, SECRET_SCHEMA_NONE, types)
+    }
+
+    private func stringTable(_ pairs: [(String, String)]) -> OpaquePointer {
+        let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)!
+        for (k, v) in pairs { g_hash_table_insert(table, g_strdup(k), g_strdup(v)) }
+        return table
+    }
+}
+
+/// A GList of SecretItem, freed with `release()`.
+private struct Items {
+    let all: [UnsafeMutablePointer<SecretItem>]
+    private let list: UnsafeMutablePointer<GList>?
+
+    init(list: UnsafeMutablePointer<GList>?) {
+        self.list = list
+        var out: [UnsafeMutablePointer<SecretItem>] = []
+        var node = list
+        while let n = node {
+            if let data = n.pointee.data { out.append(data.assumingMemoryBound(to: SecretItem.self)) }
+            node = n.pointee.next
+        }
+        all = out
+    }
+
+    var isEmpty: Bool { all.isEmpty }
+
+    /// The most recently modified item, when another program stored more than one.
+    var newest: UnsafeMutablePointer<SecretItem>? {
+        all.max { secret_item_get_modified($0) < secret_item_get_modified($1) }
+    }
+
+    func release() {
+        if let list { g_list_free_full(list, g_object_unref) }
+    }
+}

@@ -1,0 +1,21 @@
+/// What can go wrong in a slot backend. Messages name what happened and what to do; they never hold secret bytes.
+public enum SlotError: Error, Equatable, Sendable {
+    /// The slot holds no value.
+    case empty(SlotName)
+    /// The secret is empty or longer than `SecretBytes.maximumCount`.
+    case badSecretSize(Int)
+    /// A sealed file was made on another machine.
+    case foreignMachine(path: String)
+    /// A sealed file belongs to another slot (it was renamed or copied).
+    case wrongSlot(path: String, belongsTo: String)
+    /// A sealed file or the device key fails to parse or authenticate.
+    case tampered(path: String, detail: String)
+    /// A file or folder is readable or writable by others, owned by someone else, or a symlink.
+    case unsafePermissions(path: String, detail: String)
+    /// The Secret Service cannot be asked: no bus, no provider, no default collection, a timeout, an error.
+    case serviceUnavailable(String)
+    /// The collection holding the item (or receiving it) is locked and nobody unlocked it.
+    case locked(String)
+    /// An operating-system call failed.
+    case io(path: String, errno: Int32, operation: String)
+}

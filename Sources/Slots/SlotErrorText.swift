@@ -1,0 +1,35 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The words a person reads for a `SlotError`: what happened and what to do, one line, no secret bytes.
+public enum SlotErrorText {
+    public static func describe(_ error: SlotError) -> String {
+        switch error {
+        case .empty(let name):
+            return "Slot '\(name)' is empty."
+        case .badSecretSize(let n):
+            return n == 0
+                ? "The secret is empty; give 1 to \(SecretBytes.maximumCount) bytes."
+                : "The secret is larger than \(SecretBytes.maximumCount) bytes; vaultctl keeps small secrets only."
+        case .foreignMachine(let path):
+            return "\(path) was sealed on another machine and cannot open here; store the secret again on this machine."
+        case .wrongSlot(let path, let owner):
+            return "\(path) does not belong to this slot (it was sealed for '\(owner)'); rename it back or store the secret again."
+        case .tampered(let path, let detail):
+            return "\(path) cannot be opened: \(detail)."
+        case .unsafePermissions(let path, let detail):
+            return "Refusing \(path): \(detail)."
+        case .serviceUnavailable(let why):
+            return "The Secret Service is unavailable: \(why)."
+        case .locked(let why):
+            return "The keyring is locked: \(why)."
+        case .io(let path, let e, let op):
+            return "Failed to \(op) \(path): \(String(cString: strerror(e)))."
+        }
+    }
+}
+
+extension SlotError: CustomStringConvertible {
+    public var description: String { SlotErrorText.describe(self) }
+}

@@ -1,0 +1,84 @@
+import CSodium
+
+/// The one funnel to libsodium's primitives: initialization, keyed hashing and XChaCha20-Poly1305.
+/// (`SecretBytes` calls the memory functions itself: it is the memory type.)
+enum Sodium {
+    static let keyBytes = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)
+    static let nonceBytes = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)
+    static let tagBytes = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)
+
+    /// Initializes libsodium once; safe from any thread. The corresponding C function is `sodium_init`.
+    static func initialize() {
+        _ = initialized
+    }
+
+    private static let initialized: Bool = {
+        guard sodium_init() >= 0 else { fatalError("libsodium failed to initialize") }
+        return true
+    }()
+
+    /// BLAKE2b of `message`, keyed with `key` when given, `count` bytes long, into a wiped buffer.
+    /// The corresponding C function is `crypto_generichash`.
+    static func hash(count: Int, message: UnsafeRawBufferPointer, key: SecretBytes? = nil) -> SecretBytes {
+        initialize()
+        let out = SecretBytes(capacity: count)
+        out.withUnsafeMutableBytes { raw, used in
+            let m = message.bindMemory(to: UInt8.self)
+            if let key {
+                key.withUnsafeBytes { k in
+                    let kb = k.bindMemory(to: UInt8.self)
+                    _ = crypto_generichash(raw.bindMemory(to: UInt8.self).baseAddress!, count,
+                                           m.baseAddress, UInt64(m.count), kb.baseAddress, k.count)
+                }
+            } else {
+                _ = crypto_generichash(raw.bindMemory(to: UInt8.self).baseAddress!, count,
+                                       m.baseAddress, UInt64(m.count), nil, 0)
+            }
+            used = count
+        }
+        return out
+    }
+
+    /// Encrypts `plaintext` with XChaCha20-Poly1305, authenticating `ad`; returns ciphertext with its tag.
+    /// The corresponding C function is `crypto_aead_xchacha20poly1305_ietf_encrypt`.
+    static func seal(_ plaintext: SecretBytes, ad: [UInt8], nonce: [UInt8], key: SecretBytes) -> [UInt8] {
+        precondition(nonce.count == nonceBytes && key.count == keyBytes)
+        var out = [UInt8](repeating: 0, count: plaintext.count + tagBytes)
+        var outLen: UInt64 = 0
+        plaintext.withUnsafeBytes { p in
+            key.withUnsafeBytes { k in
+                _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                    &out, &outLen, p.bindMemory(to: UInt8.self).baseAddress, UInt64(p.count),
+                    ad, UInt64(ad.count), nil, nonce, k.bindMemory(to: UInt8.self).baseAddress!)
+            }
+        }
+        return out
+    }
+
+    /// Decrypts and verifies; nil when the tag does not match (wrong key, wrong `ad`, or changed bytes).
+    /// The corresponding C function is `crypto_aead_xchacha20poly1305_ietf_decrypt`.
+    static func open(_ ciphertext: UnsafeRawBufferPointer, ad: [UInt8], nonce: [UInt8], key: SecretBytes) -> SecretBytes? {
+        guard ciphertext.count >= tagBytes, nonce.count == nonceBytes, key.count == keyBytes else { return nil }
+        let out = SecretBytes(capacity: ciphertext.count - tagBytes)
+        var rc: Int32 = -1
+        out.withUnsafeMutableBytes { raw, used in
+            var len: UInt64 = 0
+            key.withUnsafeBytes { k in
+                rc = crypto_aead_xchacha20poly1305_ietf_decrypt(
+                    raw.bindMemory(to: UInt8.self).baseAddress, &len, nil,
+                    ciphertext.bindMemory(to: UInt8.self).baseAddress!, UInt64(ciphertext.count),
+                    ad, UInt64(ad.count), nonce, k.bindMemory(to: UInt8.self).baseAddress!)
+            }
+            used = rc == 0 ? Int(len) : 0
+        }
+        return rc == 0 ? out : nil
+    }
+
+    /// Random bytes that are not secret (nonces). The corresponding C function is `randombytes_buf`.
+    static func randomPublic(count: Int) -> [UInt8] {
+        initialize()
+        var out = [UInt8](repeating: 0, count: count)
+        randombytes_buf(&out, count)
+        return out
+    }
+}

@@ -1,0 +1,194 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Private files done carefully: folders 0700, files 0600, both owned by us and never symlinks; writes are
+/// atomic (temp file, fsync, rename, fsync the folder). Anything looser is refused, and nothing is read from it.
+public enum SecureFile {
+    /// Creates `path` (and missing parents) as a private folder, or checks the one that is there.
+    public static func ensurePrivateFolder(_ path: String) throws(SlotError) {
+        var st = stat()
+        if lstat(path, &st) != 0 {
+            let e = errno
+            guard e == ENOENT else { throw .io(path: path, errno: e, operation: "inspect") }
+            try makeParents(of: path)
+            if mkdir(path, 0o700) != 0 && errno != EEXIST {
+                throw .io(path: path, errno: errno, operation: "create folder")
+            }
+            guard lstat(path, &st) == 0 else { throw .io(path: path, errno: errno, operation: "inspect") }
+        }
+        try checkPrivate(path: path, st, wantDirectory: true)
+    }
+
+    /// Checks an existing private folder without creating it; returns false when it does not exist.
+    public static func privateFolderExists(_ path: String) throws(SlotError) -> Bool {
+        var st = stat()
+        if lstat(path, &st) != 0 {
+            let e = errno
+            if e == ENOENT || e == ENOTDIR { return false }
+            throw .io(path: path, errno: e, operation: "inspect")
+        }
+        try checkPrivate(path: path, st, wantDirectory: true)
+        return true
+    }
+
+    /// Reads a private file whole into a wiped buffer; nil when it does not exist.
+    public static func read(_ path: String, maximumCount: Int) throws(SlotError) -> SecretBytes? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY)
+        if fd < 0 {
+            let e = errno
+            if e == ENOENT { return nil }
+            if e == ELOOP { throw .unsafePermissions(path: path, detail: "it is a symbolic link") }
+            throw .io(path: path, errno: e, operation: "open")
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw .io(path: path, errno: errno, operation: "inspect") }
+        try checkPrivate(path: path, st, wantDirectory: false)
+        guard Int(st.st_size) <= maximumCount else {
+            throw .tampered(path: path, detail: "it is larger than any file vaultctl writes")
+        }
+        let buffer = SecretBytes(capacity: maximumCount + 1)
+        var failure: Int32 = 0
+        buffer.withUnsafeMutableBytes { raw, used in
+            while used < raw.count {
+                let n = Glibc.read(fd, raw.baseAddress! + used, raw.count - used)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                if n == 0 { break }
+                used += n
+            }
+        }
+        if failure != 0 { throw .io(path: path, errno: failure, operation: "read") }
+        if buffer.count > maximumCount {
+            throw .tampered(path: path, detail: "it is larger than any file vaultctl writes")
+        }
+        return buffer
+    }
+
+    /// Replaces `path` atomically with `bytes`: a 0600 temp file beside it, fsync, rename, fsync the folder.
+    /// With `exclusive`, an existing file is kept and `false` is returned (the new bytes are dropped).
+    @discardableResult
+    public static func write(_ path: String, _ bytes: UnsafeRawBufferPointer, exclusive: Bool = false) throws(SlotError) -> Bool {
+        let folder = parent(of: path)
+        let temp = "\(folder)/.tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .io(path: temp, errno: errno, operation: "create") }
+        var ok = false
+        defer {
+            if !ok { unlink(temp) }
+        }
+        var written = 0
+        while written < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written)
+            if n < 0 {
+                if errno == EINTR { continue }
+                let e = errno
+                close(fd)
+                throw .io(path: temp, errno: e, operation: "write")
+            }
+            written += n
+        }
+        if fsync(fd) != 0 {
+            let e = errno
+            close(fd)
+            throw .io(path: temp, errno: e, operation: "fsync")
+        }
+        close(fd)
+        if exclusive {
+            if link(temp, path) != 0 {
+                let e = errno
+                if e == EEXIST { return false }
+                throw .io(path: path, errno: e, operation: "link")
+            }
+            unlink(temp)
+        } else if rename(temp, path) != 0 {
+            throw .io(path: path, errno: errno, operation: "rename")
+        }
+        ok = true
+        try syncFolder(folder)
+        return true
+    }
+
+    /// `write` for bytes that are not secret (sealed files).
+    public static func write(_ path: String, _ bytes: [UInt8]) throws(SlotError) {
+        let copy = SecretBytes(capacity: bytes.count)
+        bytes.withUnsafeBytes { _ = copy.append($0) }
+        try copy.withUnsafeBytes { (raw) throws(SlotError) in try write(path, raw) }
+    }
+
+    /// Removes a file and makes the removal durable; returns false when there was none.
+    @discardableResult
+    public static func remove(_ path: String) throws(SlotError) -> Bool {
+        if unlink(path) != 0 {
+            let e = errno
+            if e == ENOENT { return false }
+            throw .io(path: path, errno: e, operation: "remove")
+        }
+        try syncFolder(parent(of: path))
+        return true
+    }
+
+    /// Names of the entries in a folder (not `.`/`..`, not hidden temp files).
+    public static func entries(of folder: String) throws(SlotError) -> [String] {
+        guard let dir = opendir(folder) else {
+            let e = errno
+            if e == ENOENT { return [] }
+            throw .io(path: folder, errno: e, operation: "list")
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name.hasPrefix(".") { continue }
+            names.append(name)
+        }
+        return names
+    }
+
+    static func syncFolder(_ folder: String) throws(SlotError) {
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(path: folder, errno: errno, operation: "open folder") }
+        defer { close(fd) }
+        if fsync(fd) != 0 { throw .io(path: folder, errno: errno, operation: "fsync folder") }
+    }
+
+    static func checkPrivate(path: String, _ st: stat, wantDirectory: Bool) throws(SlotError) {
+        let type = st.st_mode & S_IFMT
+        if type == S_IFLNK { throw .unsafePermissions(path: path, detail: "it is a symbolic link") }
+        if wantDirectory && type != S_IFDIR { throw .unsafePermissions(path: path, detail: "it is not a folder") }
+        if !wantDirectory && type != S_IFREG { throw .unsafePermissions(path: path, detail: "it is not a regular file") }
+        if st.st_uid != geteuid() {
+            throw .unsafePermissions(path: path, detail: "it is owned by uid \(st.st_uid), not by you")
+        }
+        if st.st_mode & 0o077 != 0 {
+            let want = wantDirectory ? "700" : "600"
+            let have = String(st.st_mode & 0o777, radix: 8)
+            throw .unsafePermissions(path: path, detail: "its mode \(have) lets others in; run chmod \(want) on it")
+        }
+    }
+
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let p = String(path[..<slash])
+        return p.isEmpty ? "/" : p
+    }
+
+    private static func makeParents(of path: String) throws(SlotError) {
+        let p = parent(of: path)
+        if p == "/" || p == "." { return }
+        var st = stat()
+        if stat(p, &st) == 0 { return }
+        try makeParents(of: p)
+        if mkdir(p, 0o700) != 0 && errno != EEXIST {
+            throw .io(path: p, errno: errno, operation: "create folder")
+        }
+    }
+}

@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Slots
+
+/// Asks a person on the controlling terminal (`/dev/tty`) with echo off, as `ssh` and `sudo` do.
+public enum Terminal {
+    /// Whether `fd` is a terminal.
+    public static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
+
+    /// Whether this process has a controlling terminal to ask on.
+    public static var isAvailable: Bool {
+        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        if fd < 0 { return false }
+        close(fd)
+        return true
+    }
+
+    /// Prints `prompt` on the terminal and reads one line with echo off; nil when there is no terminal.
+    public static func readSecret(prompt: String, limit: Int) -> SecretBytes? {
+        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var saved = termios()
+        let haveTermios = tcgetattr(fd, &saved) == 0
+        if haveTermios {
+            var quiet = saved
+            quiet.c_lflag &= ~tcflag_t(ECHO)
+            quiet.c_lflag |= tcflag_t(ECHONL)
+            _ = tcsetattr(fd, TCSAFLUSH, &quiet)
+        }
+        defer {
+            if haveTermios { _ = tcsetattr(fd, TCSAFLUSH, &saved) }
+        }
+        _ = prompt.withCString { write(fd, $0, strlen($0)) }
+        guard case .bytes(let secret) = SecretReader.read(fd: fd, limit: limit, stopAtNewline: true) else {
+            return nil
+        }
+        return secret
+    }
+}

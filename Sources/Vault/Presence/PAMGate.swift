@@ -1,0 +1,114 @@
+import CPAM
+#if canImport(Glibc)
+import Glibc
+#endif
+import Slots
+
+/// The presence gate on Linux: a fresh PAM transaction for service `vaultctl` and the invoking user,
+/// `pam_authenticate` then `pam_acct_mgmt`, every time. No credentials are cached.
+///
+/// This is the one file that imports CPAM. Without `/etc/pam.d/vaultctl`, PAM uses the `other` service.
+public struct PAMGate: PresenceGate {
+    public static let service = "vaultctl"
+    let source: PasswordSource
+    let user: String
+
+    public init(source: PasswordSource, user: String) {
+        self.source = source
+        self.user = user
+    }
+
+    /// The invoking user's login name (from the real uid, not from the environment).
+    public static func invokingUser() -> String? {
+        guard let pw = getpwuid(getuid()), let name = pw.pointee.pw_name else { return nil }
+        return String(cString: name)
+    }
+
+    public func verify(reason: String) throws(VaultError) {
+        let context = Conversation(source: source)
+        let unmanaged = Unmanaged.passRetained(context)
+        defer { unmanaged.release() }
+        var conv = pam_conv(conv: converse, appdata_ptr: unmanaged.toOpaque())
+        var handle: OpaquePointer?
+        var rc = pam_start(PAMGate.service, user, &conv, &handle)
+        guard rc == PAM_SUCCESS, let handle else {
+            throw .authenticationUnavailable("PAM could not start for service '\(PAMGate.service)' (\(rc)); check /etc/pam.d/\(PAMGate.service)")
+        }
+        rc = pam_authenticate(handle, 0)
+        if rc == PAM_SUCCESS { rc = pam_acct_mgmt(handle, 0) }
+        let text = String(cString: pam_strerror(handle, rc))
+        pam_end(handle, rc)
+        if rc == PAM_SUCCESS { return }
+        if let failure = context.failure { throw failure }
+        switch rc {
+        case PAM_AUTH_ERR, PAM_USER_UNKNOWN, PAM_MAXTRIES, PAM_CRED_INSUFFICIENT:
+            throw .authenticationFailed("authentication as '\(user)' failed (\(text))")
+        case PAM_ACCT_EXPIRED, PAM_NEW_AUTHTOK_REQD, PAM_PERM_DENIED, PAM_AUTHINFO_UNAVAIL:
+            throw .authenticationFailed("PAM refused '\(user)': \(text)")
+        default:
+            throw .authenticationUnavailable("PAM failed for service '\(PAMGate.service)': \(text)")
+        }
+    }
+}
+
+/// State the C conversation callback reaches through `appdata_ptr`. Not `Sendable`: one PAM transaction,
+/// on one thread.
+private final class Conversation {
+    let source: PasswordSource
+    var failure: VaultError?
+
+    init(source: PasswordSource) {
+        self.source = source
+    }
+}
+
+/// The PAM conversation function: answers prompts from the password source; shows messages on stderr.
+/// Responses are `calloc`/`malloc`'d because PAM frees them.
+private func converse(_ count: Int32,
+                      _ messages: UnsafeMutablePointer<UnsafePointer<pam_message>?>?,
+                      _ responses: UnsafeMutablePointer<UnsafeMutablePointer<pam_response>?>?,
+                      _ appdata: UnsafeMutableRawPointer?) -> Int32 {
+    guard count > 0, let messages, let responses, let appdata else { return PAM_CONV_ERR }
+    let context = Unmanaged<Conversation>.fromOpaque(appdata).takeUnretainedValue()
+    guard let replies = calloc(Int(count), MemoryLayout<pam_response>.stride)?
+        .bindMemory(to: pam_response.self, capacity: Int(count)) else { return PAM_BUF_ERR }
+    for i in 0..<Int(count) {
+        guard let message = messages[i] else { continue }
+        let style = message.pointee.msg_style
+        let text = message.pointee.msg.map { String(cString: $0) } ?? ""
+        switch style {
+        case PAM_PROMPT_ECHO_OFF, PAM_PROMPT_ECHO_ON:
+            switch context.source.answer(text, echo: style == PAM_PROMPT_ECHO_ON) {
+            case .success(let secret):
+                replies[i].resp = secret.withUnsafeBytes { raw -> UnsafeMutablePointer<CChar>? in
+                    guard let p = malloc(raw.count + 1) else { return nil }
+                    p.copyMemory(from: raw.baseAddress!, byteCount: raw.count)
+                    p.storeBytes(of: 0, toByteOffset: raw.count, as: UInt8.self)
+                    return p.assumingMemoryBound(to: CChar.self)
+                }
+                replies[i].resp_retcode = 0
+            case .failure(let error):
+                context.failure = error
+                wipeAndFree(replies, upTo: i)
+                return PAM_CONV_ERR
+            }
+        case PAM_ERROR_MSG, PAM_TEXT_INFO:
+            if !text.isEmpty { _ = "vaultctl: \(text)\n".withCString { write(2, $0, strlen($0)) } }
+        default:
+            wipeAndFree(replies, upTo: i)
+            return PAM_CONV_ERR
+        }
+    }
+    responses.pointee = replies
+    return PAM_SUCCESS
+}
+
+private func wipeAndFree(_ replies: UnsafeMutablePointer<pam_response>, upTo end: Int) {
+    for j in 0..<end {
+        if let r = replies[j].resp {
+            memset(r, 0, strlen(r))
+            free(r)
+        }
+    }
+    free(replies)
+}

@@ -1,0 +1,44 @@
+import Slots
+
+/// Where the PAM conversation gets its answers: the `VAULT_ASKPASS` program when set, otherwise the
+/// terminal with echo off, otherwise nowhere (an error that says how to provide one).
+public enum PasswordSource: Sendable {
+    case askpass(String)
+    case terminal
+    case none
+
+    /// Longest answer accepted from a person.
+    public static let limit = 4096
+
+    public static func fromEnvironment() -> PasswordSource {
+        if let program = Locations.env("VAULT_ASKPASS") { return .askpass(program) }
+        return Terminal.isAvailable ? .terminal : .none
+    }
+
+    /// How to fix `.none`.
+    public static let howToProvide =
+        "no terminal to ask for your password on; set VAULT_ASKPASS to a program that prints it (as SSH_ASKPASS does), or run vaultctl from a terminal"
+
+    /// Asks one question; the error text says what went wrong (never the answer).
+    func answer(_ prompt: String, echo: Bool) -> Result<SecretBytes, VaultError> {
+        switch self {
+        case .askpass(let program):
+            switch Askpass.ask(program: program, prompt: prompt, limit: PasswordSource.limit) {
+            case .success(let s): return .success(s)
+            case .failure(.couldNotRun(let p, let e)):
+                return .failure(.authenticationFailed("could not run the askpass program \(p) (error \(e)); check VAULT_ASKPASS"))
+            case .failure(.declined(let p, let code)):
+                return .failure(.authenticationFailed("the askpass program \(p) exited with status \(code), so nothing was answered"))
+            case .failure(.tooLong):
+                return .failure(.authenticationFailed("the askpass program answered with more than \(PasswordSource.limit) bytes"))
+            }
+        case .terminal:
+            guard let s = Terminal.readSecret(prompt: prompt, limit: PasswordSource.limit) else {
+                return .failure(.authenticationFailed(PasswordSource.howToProvide))
+            }
+            return .success(s)
+        case .none:
+            return .failure(.authenticationFailed(PasswordSource.howToProvide))
+        }
+    }
+}

@@ -1,0 +1,90 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import Slots
+
+/// The small record of which slot each secret went to: `<config>/modes.json`.
+///
+/// It lives with the user's config, so it can come back from a backup on a machine whose device slot is
+/// empty. That is why nothing trusts it alone: `Vault` asks the slots themselves. Updates are
+/// read-modify-write under an exclusive `flock` on `<config>/.modes.lock`, then written atomically.
+public struct ModeRecord: Sendable {
+    public let folder: String
+    var path: String { "\(folder)/modes.json" }
+
+    public init(folder: String) {
+        self.folder = folder
+    }
+
+    struct Document: Codable {
+        var version: Int
+        var slots: [String: SlotMode]
+    }
+
+    /// The recorded modes; empty when there is no record yet.
+    public func load() throws(VaultError) -> [SlotName: SlotMode] {
+        do {
+            guard try SecureFile.privateFolderExists(folder),
+                  let bytes = try SecureFile.read(path, maximumCount: 4 * 1024 * 1024) else { return [:] }
+            return try decode(bytes)
+        } catch let e as SlotError {
+            throw .slot(e)
+        } catch let e as VaultError {
+            throw e
+        } catch {
+            throw .configuration(path: path, detail: "\(error)")
+        }
+    }
+
+    /// The recorded mode of one slot.
+    public func mode(of name: SlotName) throws(VaultError) -> SlotMode? {
+        try load()[name]
+    }
+
+    /// Sets (or with nil, removes) the recorded mode of `name`.
+    public func set(_ name: SlotName, _ mode: SlotMode?) throws(VaultError) {
+        do {
+            try SecureFile.ensurePrivateFolder(folder)
+            let lock = try FileLock(path: "\(folder)/.modes.lock")
+            defer { lock.release() }
+            var modes: [SlotName: SlotMode] = [:]
+            if let bytes = try SecureFile.read(path, maximumCount: 4 * 1024 * 1024) {
+                modes = try decode(bytes)
+            }
+            if modes[name] == mode { return }
+            modes[name] = mode
+            var doc = Document(version: 1, slots: [:])
+            for (k, v) in modes { doc.slots[k.rawValue] = v }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            let data = try encoder.encode(doc)
+            try SecureFile.write(path, Array(data))
+        } catch let e as SlotError {
+            throw .slot(e)
+        } catch let e as VaultError {
+            throw e
+        } catch {
+            throw .configuration(path: path, detail: "\(error)")
+        }
+    }
+
+    private func decode(_ bytes: SecretBytes) throws(VaultError) -> [SlotName: SlotMode] {
+        let data = bytes.withUnsafeBytes { Data($0) }
+        guard let doc = try? JSONDecoder().decode(Document.self, from: data) else {
+            throw .configuration(path: path, detail: "it is not a valid mode record; fix it or remove it (the slots keep their values)")
+        }
+        guard doc.version == 1 else {
+            throw .configuration(path: path, detail: "its version \(doc.version) is not one this vaultctl reads")
+        }
+        var out: [SlotName: SlotMode] = [:]
+        for (k, v) in doc.slots {
+            if let name = SlotName(k) { out[name] = v }
+        }
+        return out
+    }
+}

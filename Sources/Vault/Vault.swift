@@ -1,0 +1,130 @@
+import Slots
+
+/// The façade the CLI uses: WHAT may be said about a slot and WHO may read it.
+///
+/// The vault owns the two backends, the mode record and the presence gate. It never trusts the record
+/// alone: reads and deletes ask the slots themselves, recorded slot first.
+public struct Vault: Sendable {
+    public let device: any Slot
+    public let sync: any Slot
+    public let record: ModeRecord
+    public let gate: any PresenceGate
+
+    public init(device: any Slot, sync: any Slot, record: ModeRecord, gate: any PresenceGate) {
+        self.device = device
+        self.sync = sync
+        self.record = record
+        self.gate = gate
+    }
+
+    public func slot(_ mode: SlotMode) -> any Slot { mode == .device ? device : sync }
+
+    /// What a store did beyond writing: a note for the person when an old copy could not be removed.
+    public struct StoreOutcome: Sendable {
+        public let warning: String?
+    }
+
+    /// Writes `secret` to the `mode` slot, then records it, then removes any copy from the other slot, so a
+    /// crash at any point leaves the secret readable.
+    public func store(_ name: SlotName, _ secret: SecretBytes, mode: SlotMode) throws(VaultError) -> StoreOutcome {
+        guard (1...SecretBytes.maximumCount).contains(secret.count) else {
+            throw .slot(.badSecretSize(secret.count))
+        }
+        let previous = try? record.mode(of: name)
+        do { try slot(mode).write(name, secret) } catch { throw .slot(error) }
+        try record.set(name, mode)
+        let other = slot(mode == .device ? .sync : .device)
+        switch other.holding(name) {
+        case .empty:
+            return StoreOutcome(warning: nil)
+        case .holds:
+            do {
+                try other.delete(name)
+                return StoreOutcome(warning: nil)
+            } catch {
+                return StoreOutcome(warning: "the old copy in the \(other.mode.rawValue) slot is still there: \(error)")
+            }
+        case .unknown(let error):
+            // Only worth saying when we had put it there: an absent keyring on a server is normal.
+            guard previous == other.mode else { return StoreOutcome(warning: nil) }
+            return StoreOutcome(warning: "could not check the \(other.mode.rawValue) slot for the old copy: \(error)")
+        }
+    }
+
+    /// Finds the slot that holds `name`: the recorded one first, then the other.
+    ///
+    /// A backend that could not be asked is never read as empty: when no slot holds the value and one could
+    /// not be asked, this throws `couldNotLook` (the value may be there) rather than `empty`.
+    public func locate(_ name: SlotName) throws(VaultError) -> (mode: SlotMode, locked: Bool) {
+        let recorded = try record.mode(of: name)
+        let order: [SlotMode] = recorded == .sync ? [.sync, .device] : [.device, .sync]
+        var unknown: SlotError?
+        for mode in order {
+            switch slot(mode).holding(name) {
+            case .holds(let locked): return (mode, locked)
+            case .empty: continue
+            case .unknown(let error):
+                // A device slot we cannot read safely is an error in itself (permissions, …).
+                if mode == .device { throw .slot(error) }
+                unknown = unknown ?? error
+            }
+        }
+        if let unknown { throw .couldNotLook(name, unknown) }
+        throw .slot(.empty(name))
+    }
+
+    /// The gated read: locate the value, verify presence (fresh PAM), then read it.
+    public func read(_ name: SlotName) throws(VaultError) -> SecretBytes {
+        let (mode, locked) = try locate(name)
+        if locked {
+            throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring (for example by logging in to the desktop) and try again"))
+        }
+        try gate.verify(reason: "read slot '\(name)'")
+        do { return try slot(mode).read(name) } catch { throw .slot(error) }
+    }
+
+    /// Removes `name` from both slots and from the record. Throws `empty` when neither held it, and
+    /// `couldNotLook` when the sync slot could not be asked and the device slot did not hold it.
+    public func delete(_ name: SlotName) throws(VaultError) {
+        // Ask the sync slot first, so a locked keyring refuses the delete before anything is removed.
+        let inSync = sync.holding(name)
+        if case .holds(locked: true) = inSync {
+            throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
+        }
+        var removed = false
+        do { removed = try device.delete(name) } catch { throw .slot(error) }
+        switch inSync {
+        case .holds:
+            do { try sync.delete(name) } catch { throw .slot(error) }
+            removed = true
+        case .empty:
+            break
+        case .unknown(let error):
+            if !removed { throw .couldNotLook(name, error) }
+        }
+        try record.set(name, nil)
+        if !removed { throw .slot(.empty(name)) }
+    }
+
+    /// One line of `list`: a slot name and where a value for it is.
+    public struct Entry: Sendable, Equatable {
+        public let name: SlotName
+        public let mode: SlotMode
+    }
+
+    /// Names and modes held (never values). `syncError` is set when the sync slot could not be listed.
+    public func list() throws(VaultError) -> (entries: [Entry], syncError: SlotError?) {
+        var entries: [Entry] = []
+        do {
+            entries += try device.names().map { Entry(name: $0, mode: .device) }
+        } catch { throw .slot(error) }
+        var syncError: SlotError?
+        do {
+            entries += try sync.names().map { Entry(name: $0, mode: .sync) }
+        } catch {
+            syncError = error
+        }
+        entries.sort { ($0.name, $0.mode.rawValue) < ($1.name, $1.mode.rawValue) }
+        return (entries, syncError)
+    }
+}

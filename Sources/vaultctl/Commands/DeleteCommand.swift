@@ -1,0 +1,10 @@
+import Vault
+
+/// `vaultctl delete SLOT`: remove from both slots and the record.
+enum DeleteCommand {
+    static func run(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
+        let name = try context.slotName(args.positionals[0])
+        let vault = try context.vault()
+        do { try vault.delete(name) } catch { throw ErrorReport.failure(error) }
+    }
+}

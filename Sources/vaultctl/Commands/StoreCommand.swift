@@ -1,0 +1,40 @@
+import Slots
+import Vault
+
+/// `vaultctl store SLOT [--mode device|sync]`: the secret from stdin (not a terminal) or asked twice.
+enum StoreCommand {
+    static func run(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
+        let name = try context.slotName(args.positionals[0])
+        let mode = SlotMode(rawValue: args.options["mode"] ?? "device")!
+        let vault = try context.vault()
+        let secret = try readNewSecret(for: name)
+        let outcome: Vault.StoreOutcome
+        do { outcome = try vault.store(name, secret, mode: mode) } catch {
+            throw ErrorReport.failure(error)
+        }
+        if let warning = outcome.warning { Output.err("vaultctl: warning: \(warning)\n") }
+    }
+
+    static func readNewSecret(for name: SlotName) throws(CommandFailure) -> SecretBytes {
+        let limit = SecretBytes.maximumCount
+        if !Terminal.isTerminal(0) {
+            switch SecretReader.read(fd: 0, limit: limit) {
+            case .bytes(let s):
+                guard !s.isEmpty else { throw ErrorReport.failure(SlotError.badSecretSize(0)) }
+                return s
+            case .tooLong: throw ErrorReport.failure(SlotError.badSecretSize(limit + 1))
+            case .failed(let e):
+                throw CommandFailure(code: .failure, message: "Failed to read the secret from standard input (error \(e)).")
+            }
+        }
+        guard let first = Terminal.readSecret(prompt: "Secret for slot '\(name)': ", limit: limit),
+              let second = Terminal.readSecret(prompt: "Again, to confirm: ", limit: limit) else {
+            throw CommandFailure(code: .usage, message: "No secret: give it on standard input or run from a terminal.")
+        }
+        guard first.constantTimeEquals(second) else {
+            throw CommandFailure(code: .dataError, message: "The two entries differ; nothing was stored.")
+        }
+        guard !first.isEmpty else { throw ErrorReport.failure(SlotError.badSecretSize(0)) }
+        return first
+    }
+}

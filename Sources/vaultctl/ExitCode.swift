@@ -1,0 +1,36 @@
+/// The exit codes vaultctl documents (sysexits.h).
+enum ExitCode: Int32, CaseIterable {
+    case ok = 0
+    case failure = 1
+    case usage = 64
+    case dataError = 65
+    case noInput = 66
+    case unavailable = 69
+    case tryLater = 75
+    case denied = 77
+    case config = 78
+
+    var meaning: String {
+        switch self {
+        case .ok: return "success"
+        case .failure: return "anything else"
+        case .usage: return "usage error: unknown command or option, bad slot name, a secret given as an argument"
+        case .dataError: return "bad data: empty or oversized secret, tampered file, file sealed on another machine or for another slot"
+        case .noInput: return "the slot is empty"
+        case .unavailable: return "the Secret Service is unavailable or locked, or could not be asked"
+        case .tryLater: return "temporarily blocked; try again later"
+        case .denied: return "authentication failed or refused, or no way to ask for it"
+        case .config: return "bad configuration: unsafe file permissions, invalid record, PAM misconfigured"
+        }
+    }
+}
+
+/// An error that ends the command: one line for stderr and an exit code.
+struct CommandFailure: Error {
+    let code: ExitCode
+    let message: String
+
+    static func usage(_ message: String) -> CommandFailure {
+        CommandFailure(code: .usage, message: "\(message) See 'vaultctl --help'.")
+    }
+}

@@ -1,0 +1,36 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Slots
+
+/// Writes to the standard streams with `write(2)`, so secret bytes never pass through `String` or `print`.
+enum Output {
+    static func out(_ text: String) { write(1, text) }
+    static func err(_ text: String) { write(2, text) }
+
+    static func write(_ fd: Int32, _ text: String) {
+        var t = text
+        t.withUTF8 { writeAll(fd, UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The exact secret bytes on stdout, with a newline only when stdout is a terminal (as secret-tool does).
+    static func secret(_ secret: SecretBytes) -> Bool {
+        let ok = secret.withUnsafeBytes { writeAll(1, $0) }
+        if ok && isatty(1) == 1 { return writeAll(1, UnsafeRawBufferPointer(start: "\n", count: 1)) }
+        return ok
+    }
+
+    @discardableResult
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            done += n
+        }
+        return true
+    }
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Starts or stops a private D-Bus session bus, optionally with a real gnome-keyring Secret Service on it.
+#
+#   scripts/secret-service.sh start DIR [unlocked|no-default|bus-only] [PASSWORD]
+#   scripts/secret-service.sh stop DIR
+#
+# start writes DIR/env (shell lines to source: DBUS_SESSION_BUS_ADDRESS and the keyring's HOME) and
+# DIR/pids. The bus configuration lists no service folders, so nothing is started on demand: a bus
+# without gnome-keyring really has no Secret Service. 'unlocked' unlocks a login collection with PASSWORD
+# (the default alias points at it); 'no-default' starts gnome-keyring without --unlock on an empty keyring
+# folder, so the provider has no default collection.
+set -euo pipefail
+
+cmd=${1:?usage: secret-service.sh start|stop DIR [unlocked|no-default|bus-only] [PASSWORD]}
+dir=${2:?usage: secret-service.sh start|stop DIR}
+
+stop() {
+  [ -f "$dir/pids" ] || return 0
+  while read -r pid; do
+    kill "$pid" 2>/dev/null || true
+  done < "$dir/pids"
+  for _ in $(seq 50); do
+    alive=0
+    while read -r pid; do kill -0 "$pid" 2>/dev/null && alive=1; done < "$dir/pids"
+    [ "$alive" = 0 ] && break
+    sleep 0.05
+  done
+  while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done < "$dir/pids"
+  rm -f "$dir/pids"
+}
+
+if [ "$cmd" = stop ]; then stop; exit 0; fi
+[ "$cmd" = start ] || { echo "secret-service.sh: unknown command '$cmd'" >&2; exit 64; }
+
+kind=${3:-unlocked}
+password=${4:-vaultctl-test-keyring}
+for tool in dbus-daemon gnome-keyring-daemon gdbus; do
+  command -v "$tool" >/dev/null || { echo "secret-service.sh: $tool is missing; run 'make deps'" >&2; exit 69; }
+done
+
+mkdir -p "$dir/home/.local/share" "$dir/run"
+chmod 700 "$dir" "$dir/run"
+dir=$(cd "$dir" && pwd)
+: > "$dir/pids"
+cat > "$dir/bus.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:dir=$dir/run</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+CONF
+dbus-daemon --config-file="$dir/bus.conf" --fork --print-address=3 --print-pid=4 3>"$dir/address" 4>"$dir/bus.pid"
+cat "$dir/bus.pid" >> "$dir/pids"
+address=$(head -n1 "$dir/address")
+{
+  echo "export DBUS_SESSION_BUS_ADDRESS='$address'"
+} > "$dir/env"
+
+if [ "$kind" != bus-only ]; then
+  export DBUS_SESSION_BUS_ADDRESS="$address" HOME="$dir/home" XDG_DATA_HOME="$dir/home/.local/share" \
+         XDG_RUNTIME_DIR="$dir/run"
+  unset DISPLAY WAYLAND_DISPLAY
+  if [ "$kind" = unlocked ]; then
+    printf '%s' "$password" | gnome-keyring-daemon --foreground --unlock --components=secrets \
+      >"$dir/keyring.log" 2>&1 &
+  else
+    gnome-keyring-daemon --foreground --components=secrets </dev/null >"$dir/keyring.log" 2>&1 &
+  fi
+  echo $! >> "$dir/pids"
+  # Wait (bounded) until the provider owns its name on the bus.
+  for _ in $(seq 100); do
+    if gdbus call --session --timeout 1 --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
+         --method org.freedesktop.DBus.NameHasOwner org.freedesktop.secrets 2>/dev/null | grep -q true; then
+      if [ "$kind" != unlocked ] || gdbus call --session --timeout 1 --dest org.freedesktop.secrets \
+           --object-path /org/freedesktop/secrets --method org.freedesktop.Secret.Service.ReadAlias default \
+           2>/dev/null | grep -q collection/; then
+        exit 0
+      fi
+    fi
+    sleep 0.05
+  done
+  echo "secret-service.sh: gnome-keyring did not come up; see $dir/keyring.log" >&2
+  stop
+  exit 69
+fi
