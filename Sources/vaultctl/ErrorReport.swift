@@ -7,8 +7,13 @@ enum ErrorReport {
         switch error {
         case .slot(let e): return failure(e)
         case .couldNotLook(let name, let e):
+            let why: String
+            switch e {
+            case .serviceUnavailable(let reason), .locked(let reason): why = reason
+            default: why = SlotErrorText.describe(e)
+            }
             return CommandFailure(code: .unavailable, message:
-                "Could not look for slot '\(name)' in the Secret Service: \(SlotErrorText.describe(e)) It may still be there; try again when the keyring is reachable.")
+                "Slot '\(name)' is not in the device slot, and the Secret Service could not be asked: \(why). It may be there; try again when the keyring is reachable.")
         case .authenticationFailed(let why):
             return CommandFailure(code: .denied, message: "Authentication failed: \(why).")
         case .authenticationUnavailable(let why):

@@ -137,7 +137,16 @@ private struct Session {
     static func open() throws(SlotError) -> Session {
         var error: UnsafeMutablePointer<GError>?
         guard let service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, nil, &error) else {
-            throw .serviceUnavailable(take(error, "connecting"))
+            if let e = error, e.pointee.domain == g_dbus_error_quark(),
+               e.pointee.code == G_DBUS_ERROR_SERVICE_UNKNOWN.rawValue {
+                g_error_free(e)
+                throw .serviceUnavailable("no Secret Service provider is running on the session bus (start gnome-keyring, KeePassXC's Secret Service integration, or another provider)")
+            }
+            if getenv("DBUS_SESSION_BUS_ADDRESS") == nil {
+                g_clear_error(&error)
+                throw .serviceUnavailable("there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
+            }
+            throw .serviceUnavailable("cannot reach the session bus: \(take(error, "connecting"))")
         }
         guard let collection = secret_collection_for_alias_sync(service, "default", SECRET_COLLECTION_NONE, nil, &error) else {
             if error != nil { throw .serviceUnavailable(take(error, "finding the default collection")) }
