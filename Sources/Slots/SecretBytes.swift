@@ -82,9 +82,10 @@ public final class SecretBytes: CustomStringConvertible, CustomDebugStringConver
 
     /// Drops bytes from the end, wiping them.
     public func truncate(to newCount: Int) {
-        guard newCount < count else { return }
-        sodium_memzero(base + newCount, count - newCount)
-        count = max(newCount, 0)
+        let keep = max(newCount, 0)
+        guard keep < count else { return }
+        sodium_memzero(base + keep, count - keep)
+        count = keep
     }
 
     /// Constant-time comparison of contents (lengths are compared first; lengths are not secret here).

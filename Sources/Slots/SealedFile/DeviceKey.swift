@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The device key: 32 random bytes kept in `device.key` in the state folder, mixed with this machine's id.
 ///
 /// File format (56 bytes): magic `VCTLKEY` + version byte 1, the 16-byte machine tag, 32 random bytes.
@@ -27,7 +31,10 @@ struct DeviceKey {
         let written = try file.withUnsafeBytes { (raw) throws(SlotError) -> Bool in
             try SecureFile.write(path, raw, exclusive: true)
         }
-        if !written, let bytes = try SecureFile.read(path, maximumCount: fileCount) {
+        if !written {
+            guard let bytes = try SecureFile.read(path, maximumCount: fileCount) else {
+                throw .io(path: path, errno: ENOENT, operation: "read the device key another vaultctl just created at")
+            }
             return try parse(bytes, path: path, machine: machine)
         }
         return DeviceKey(random: random, machine: machine)

@@ -53,7 +53,11 @@ enum SealedFileFormat {
     /// Checks the header against this machine and slot; says why a file is not ours.
     static func checkHeader(_ h: Header, name: SlotName, machineTag: [UInt8], path: String) throws(SlotError) {
         guard h.machineTag == machineTag else { throw .foreignMachine(path: path) }
-        guard h.name == name.rawValue else { throw .wrongSlot(path: path, belongsTo: h.name) }
+        guard h.name == name.rawValue else {
+            // The header is not authenticated yet: only a valid name may reach a message.
+            guard let owner = SlotName(h.name) else { throw .tampered(path: path, detail: "its header is damaged") }
+            throw .wrongSlot(path: path, belongsTo: owner.rawValue)
+        }
     }
 
     static func open(_ file: SecretBytes, name: SlotName, machineTag: [UInt8], key: SecretBytes,

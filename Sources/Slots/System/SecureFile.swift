@@ -36,7 +36,8 @@ public enum SecureFile {
 
     /// Reads a private file whole into a wiped buffer; nil when it does not exist.
     public static func read(_ path: String, maximumCount: Int) throws(SlotError) -> SecretBytes? {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY)
+        // O_NONBLOCK: a FIFO planted at the path must not block the open; its type is refused below.
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         if fd < 0 {
             let e = errno
             if e == ENOENT { return nil }
@@ -119,7 +120,7 @@ public enum SecureFile {
     public static func write(_ path: String, _ bytes: [UInt8]) throws(SlotError) {
         let copy = SecretBytes(capacity: bytes.count)
         bytes.withUnsafeBytes { _ = copy.append($0) }
-        try copy.withUnsafeBytes { (raw) throws(SlotError) in try write(path, raw) }
+        _ = try copy.withUnsafeBytes { (raw) throws(SlotError) -> Bool in try write(path, raw) }
     }
 
     /// Removes a file and makes the removal durable; returns false when there was none.

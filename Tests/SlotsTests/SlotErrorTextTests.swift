@@ -1,0 +1,111 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Testing
+@testable import Slots
+
+@Suite("SlotErrorText")
+struct SlotErrorTextTests {
+    /// One of every case, with the kind of values real code puts there.
+    static let everyCase: [SlotError] = [
+        .empty(.test("db.password")),
+        .badSecretSize(0),
+        .badSecretSize(SecretBytes.maximumCount + 1),
+        .foreignMachine(path: "/home/u/.local/state/vaultctl/slots/k"),
+        .wrongSlot(path: "/home/u/.local/state/vaultctl/slots/k", belongsTo: "other"),
+        .tampered(path: "/home/u/.local/state/vaultctl/slots/k", detail: "it fails authentication: it was changed or damaged"),
+        .unsafePermissions(path: "/home/u/.local/state/vaultctl", detail: "its mode 755 lets others in; run chmod 700 on it"),
+        .serviceUnavailable("no D-Bus session bus"),
+        .locked("the default collection is locked"),
+        .io(path: "/home/u/.local/state/vaultctl/slots/.tmp-1-2", errno: ENOSPC, operation: "write"),
+        .io(path: "/x", errno: EACCES, operation: "read"),
+    ]
+
+    @Test func everyCaseIsCovered() {
+        // A new case must be added to `everyCase`; this switch stops compiling when one appears.
+        for error in Self.everyCase {
+            switch error {
+            case .empty, .badSecretSize, .foreignMachine, .wrongSlot, .tampered, .unsafePermissions,
+                 .serviceUnavailable, .locked, .io:
+                break
+            }
+        }
+        #expect(Self.everyCase.count == 11)
+    }
+
+    @Test(arguments: everyCase)
+    func textIsOneLineEndingWithAFullStop(_ error: SlotError) {
+        let text = SlotErrorText.describe(error)
+        #expect(!text.isEmpty)
+        #expect(!text.contains("\n"))
+        #expect(!text.contains("\r"))
+        #expect(text.hasSuffix("."))
+        #expect(!text.hasSuffix(".."))
+        #expect(text.first.map { $0.isUppercase || $0 == "/" } == true, "\(text)")
+    }
+
+    @Test(arguments: everyCase)
+    func descriptionIsTheText(_ error: SlotError) {
+        #expect(String(describing: error) == SlotErrorText.describe(error))
+        #expect("\(error)" == SlotErrorText.describe(error))
+    }
+
+    @Test func textsSpeakInSystemdsVoice() {
+        #expect(SlotErrorText.describe(.empty(.test("x"))) == "Slot 'x' is empty.")
+        #expect(SlotErrorText.describe(.badSecretSize(0)) == "The secret is empty; give 1 to 65536 bytes.")
+        #expect(SlotErrorText.describe(.badSecretSize(65537))
+                == "The secret is larger than 65536 bytes; vaultctl keeps small secrets only.")
+        #expect(SlotErrorText.describe(.io(path: "/p", errno: ENOENT, operation: "open"))
+                == "Failed to open /p: No such file or directory.")
+        #expect(SlotErrorText.describe(.unsafePermissions(path: "/p", detail: "it is a symbolic link"))
+                == "Refusing /p: it is a symbolic link.")
+    }
+
+    /// Real refusals from a slot holding the marker: none of their texts carries secret bytes.
+    @Test func refusalsOfARealSlotNeverCarryTheSecret() throws {
+        try withStateFolder { state throws in
+            let slot = state.slot()
+            try slot.write(.test("k"), .test(secretMarker))
+            let file = try rawBytes(state.slotPath("k"))
+            var errors: [SlotError] = []
+
+            errors += [failure { try slot.read(.test("missing")) }].compactMap { $0 }
+            errors += [failure { try state.slot(otherMachine).read(.test("k")) }].compactMap { $0 }
+            errors += [failure { try state.slot(otherMachine).write(.test("k"), .test(secretMarker)) }].compactMap { $0 }
+            try makeFile(state.slotPath("copy"), file)
+            errors += [failure { try slot.read(.test("copy")) }].compactMap { $0 }
+            var flipped = file
+            flipped[flipped.count - 1] ^= 1
+            try overwrite(state.slotPath("copy"), with: flipped)
+            errors += [failure { try slot.read(.test("copy")) }].compactMap { $0 }
+            try setPermissions(state.slotPath("k"), 0o644)
+            errors += [failure { try slot.read(.test("k")) }].compactMap { $0 }
+            errors += [failure { try slot.write(.test("k"), SecretBytes(capacity: 0)) }].compactMap { $0 }
+
+            #expect(errors.count == 7)
+            for error in errors {
+                let text = SlotErrorText.describe(error)
+                #expect(!text.contains(secretMarker), "\(text)")
+                #expect(!text.contains("\n"), "\(text)")
+                #expect(text.hasSuffix("."), "\(text)")
+            }
+        }
+    }
+
+    /// The slot name in a sealed file's header is read before the AEAD checks anything, so a crafted name
+    /// must not reach the one-line message: it is reported as a damaged header.
+    @Test func wrongSlotTextStaysOneLineForACraftedHeaderName() throws {
+        let crafted = SealedFileFormat.magic + [SealedFileFormat.version] + hereMachine.tag
+            + [10] + Array("evil\nline\u{1b}".utf8) + [UInt8](repeating: 0, count: 24 + 16)
+        let error = failure {
+            try SealedFileFormat.open(.test(crafted), name: .test("k"), machineTag: hereMachine.tag,
+                                      key: .random(count: 32), path: "/k")
+        }
+        #expect(error == .tampered(path: "/k", detail: "its header is damaged"))
+        let text = SlotErrorText.describe(try #require(error))
+        #expect(!text.contains("\n"), "\(text)")
+        #expect(!text.contains("\u{1b}"), "\(text)")
+    }
+}
