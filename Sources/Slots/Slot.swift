@@ -23,4 +23,12 @@ public protocol Slot: Sendable {
     func delete(_ name: SlotName) throws(SlotError) -> Bool
     /// The names this backend holds (never their values).
     func names() throws(SlotError) -> [SlotName]
+    /// Where a held value is, in words a person recognizes; see the default below.
+    func place(of name: SlotName) -> String?
+}
+
+extension Slot {
+    /// Where a held value is, in words a person recognizes (for the sync slot, the collection's label);
+    /// nil when the backend has nothing better to say than its mode.
+    public func place(of name: SlotName) -> String? { nil }
 }

@@ -30,13 +30,16 @@ public struct Vault: Sendable {
         guard (1...SecretBytes.maximumCount).contains(secret.count) else {
             throw .slot(.badSecretSize(secret.count))
         }
-        let previous = try? record.mode(of: name)
+        // A record we could not update is found before anything is written, so a bad record loses nothing.
+        let previous = try record.mode(of: name)
         do { try slot(mode).write(name, secret) } catch { throw .slot(error) }
         try record.set(name, mode)
         let other = slot(mode == .device ? .sync : .device)
         switch other.holding(name) {
         case .empty:
             return StoreOutcome(warning: nil)
+        case .holds(locked: true):
+            return StoreOutcome(warning: "the old copy in the \(other.mode.rawValue) slot is in a locked collection and is still there; unlock it and store again, or delete it")
         case .holds:
             do {
                 try other.delete(name)
@@ -51,26 +54,19 @@ public struct Vault: Sendable {
         }
     }
 
-    /// Finds the slot that holds `name`: the recorded one first, then the other.
-    ///
-    /// A backend that could not be asked is never read as empty: when no slot holds the value and one could
-    /// not be asked, this throws `couldNotLook` (the value may be there) rather than `empty`.
+    /// Finds the slot that holds `name` (see `loadMode`), or throws: `empty` when every slot was asked and
+    /// none holds it, `couldNotLook` when one could not be asked (the value may be there). A device slot
+    /// that cannot be looked at safely (permissions, …) is an error in itself.
     public func locate(_ name: SlotName) throws(VaultError) -> (mode: SlotMode, locked: Bool) {
-        let recorded = try record.mode(of: name)
-        let order: [SlotMode] = recorded == .sync ? [.sync, .device] : [.device, .sync]
-        var unknown: SlotError?
-        for mode in order {
-            switch slot(mode).holding(name) {
-            case .holds(let locked): return (mode, locked)
-            case .empty: continue
-            case .unknown(let error):
-                // A device slot we cannot read safely is an error in itself (permissions, …).
-                if mode == .device { throw .slot(error) }
-                unknown = unknown ?? error
+        switch try loadMode(name) {
+        case .mode(let mode, let locked): return (mode, locked)
+        case .none: throw .slot(.empty(name))
+        case .unknown(let error):
+            switch error {
+            case .serviceUnavailable, .locked: throw .couldNotLook(name, error)
+            default: throw .slot(error)  // the device slot: permissions, a foreign or damaged file
             }
         }
-        if let unknown { throw .couldNotLook(name, unknown) }
-        throw .slot(.empty(name))
     }
 
     /// The gated read: locate the value, verify presence (fresh PAM), then read it.
@@ -86,6 +82,7 @@ public struct Vault: Sendable {
     /// Removes `name` from both slots and from the record. Throws `empty` when neither held it, and
     /// `couldNotLook` when the sync slot could not be asked and the device slot did not hold it.
     public func delete(_ name: SlotName) throws(VaultError) {
+        _ = try record.load()  // a record we cannot update stops the delete before anything is removed
         // Ask the sync slot first, so a locked keyring refuses the delete before anything is removed.
         let inSync = sync.holding(name)
         if case .holds(locked: true) = inSync {

@@ -25,6 +25,10 @@ final class Context {
         return v
     }
 
+    func copiedMark() -> CopiedMark {
+        CopiedMark(folder: Locations.fromEnvironment().config)
+    }
+
     func slotName(_ raw: String) throws(CommandFailure) -> SlotName {
         guard let name = SlotName(raw) else {
             throw .usage("'\(raw)' is not a valid slot name: \(SlotName.rule).")

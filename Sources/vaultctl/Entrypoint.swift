@@ -25,10 +25,18 @@ enum Entrypoint {
         default:
             break
         }
-        guard let command = CommandTable.named(first) else {
+        guard let (command, used) = CommandTable.match(words) else {
+            if CommandTable.isGroup(first) {
+                if words.count == 1 || words[1] == "--help" || words[1] == "-h" {
+                    Output.out(Help.group(first))
+                    if words.count == 1 { throw .usage("'\(first)' needs a subcommand.") }
+                    return
+                }
+                throw .usage("Unknown command '\(first) \(words[1])'.")
+            }
             throw .usage("Unknown command '\(first)'.")
         }
-        let rest = Array(words.dropFirst())
+        let rest = Array(words.dropFirst(used))
         if let dash = rest.firstIndex(of: "--"), rest[..<dash].contains("--help") || rest[..<dash].contains("-h") {
             Output.out(Help.screen(for: command))
             return

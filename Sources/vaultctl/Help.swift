@@ -38,6 +38,15 @@ enum Help {
         return s
     }
 
+    /// The commands of a group (`vaultctl recovery`).
+    static func group(_ word: String) -> String {
+        let members = CommandTable.all.filter { $0.name.hasPrefix("\(word) ") }
+        let width = members.map { $0.synopsis.count }.max() ?? 0
+        var s = "Usage: vaultctl \(word) SUBCOMMAND\n\n"
+        for c in members { s += "  \(pad(c.synopsis, width))  \(c.abstract)\n" }
+        return s
+    }
+
     static func screen(for c: Command) -> String {
         var s = "Usage: vaultctl \(c.synopsis)\n\n\(c.abstract)\n"
         if !c.discussion.isEmpty { s += "\n\(c.discussion)\n" }

@@ -10,13 +10,16 @@ enum Output {
 
     static func write(_ fd: Int32, _ text: String) {
         var t = text
-        t.withUTF8 { writeAll(fd, UnsafeRawBufferPointer($0)) }
+        _ = t.withUTF8 { writeAll(fd, UnsafeRawBufferPointer($0)) }
     }
 
     /// The exact secret bytes on stdout, with a newline only when stdout is a terminal (as secret-tool does).
     static func secret(_ secret: SecretBytes) -> Bool {
         let ok = secret.withUnsafeBytes { writeAll(1, $0) }
-        if ok && isatty(1) == 1 { return writeAll(1, UnsafeRawBufferPointer(start: "\n", count: 1)) }
+        if ok && isatty(1) == 1 {
+            var newline: UInt8 = 0x0A
+            return withUnsafeBytes(of: &newline) { writeAll(1, $0) }
+        }
         return ok
     }
 

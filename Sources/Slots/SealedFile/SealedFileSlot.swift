@@ -14,7 +14,9 @@ public struct SealedFileSlot: Slot {
     var slotsFolder: String { "\(folder)/slots" }
     func path(_ name: SlotName) -> String { "\(slotsFolder)/\(name.rawValue)" }
 
-    /// Holds when a file for the slot is there and its header says this machine and this slot.
+    /// Holds when a file for the slot is there and its header says this machine and this slot. A file that
+    /// is there but is not ours to open (another machine, another slot, a damaged header) is `.unknown`
+    /// with that error: not a value we can use, and not "empty" either.
     public func holding(_ name: SlotName) -> Holding {
         do {
             guard try SecureFile.privateFolderExists(folder), try SecureFile.privateFolderExists(slotsFolder),
@@ -24,11 +26,7 @@ public struct SealedFileSlot: Slot {
             let tag = machine.tag
             return try file.withUnsafeBytes { (raw) throws(SlotError) -> Holding in
                 let h = try SealedFileFormat.parseHeader(raw, path: p)
-                do {
-                    try SealedFileFormat.checkHeader(h, name: name, machineTag: tag, path: p)
-                } catch {
-                    return .empty  // a file from another machine or slot holds nothing for this one
-                }
+                try SealedFileFormat.checkHeader(h, name: name, machineTag: tag, path: p)
                 return .holds(locked: false)
             }
         } catch {

@@ -43,6 +43,21 @@ public struct SecretServiceSlot: Slot {
         }
     }
 
+    /// The label of the collection holding the item, and the item's own label.
+    public func place(of name: SlotName) -> String? {
+        try? Watchdog.run(seconds: timeout, "describing slot '\(name)'") {
+            Result { () throws(SlotError) -> String? in
+                let session = try Session.open()
+                let items = try session.search(name, loadSecrets: false)
+                defer { items.release() }
+                guard let item = items.newest else { return nil }
+                let collection = Session.string(secret_collection_get_label(session.collection)) ?? "default"
+                let label = Session.string(secret_item_get_label(item)) ?? SecretServiceSlot.label(for: name)
+                return "the Secret Service collection '\(collection)' as item '\(label)'"
+            }
+        }
+    }
+
     public func read(_ name: SlotName) throws(SlotError) -> SecretBytes {
         let value = try Watchdog.run(seconds: timeout, "reading slot '\(name)'") {
             Result { () throws(SlotError) -> SendableSecret in
@@ -185,6 +200,13 @@ private struct Session {
                                      value, nil, &error) == 0 {
             throw .serviceUnavailable(Session.take(error, "storing slot '\(name)'"))
         }
+    }
+
+    /// Copies a newly allocated C string and frees it.
+    static func string(_ p: UnsafeMutablePointer<CChar>?) -> String? {
+        guard let p else { return nil }
+        defer { g_free(p) }
+        return String(cString: p)
     }
 
     /// Copies a GError's message out and frees it.

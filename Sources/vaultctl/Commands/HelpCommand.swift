@@ -5,8 +5,12 @@ enum HelpCommand {
             Output.out(Help.overview)
             return
         }
-        guard let command = CommandTable.named(topic) else {
-            throw .usage("Unknown command '\(topic)'.")
+        guard let command = CommandTable.named(args.positionals.joined(separator: " ")) else {
+            if CommandTable.isGroup(topic) && args.positionals.count == 1 {
+                Output.out(Help.group(topic))
+                return
+            }
+            throw .usage("Unknown command '\(args.positionals.joined(separator: " "))'.")
         }
         Output.out(Help.screen(for: command))
     }

@@ -103,7 +103,8 @@ struct SealedFileSlotTamperTests {
             #expect(rename(state.slotPath("a"), state.slotPath("b")) == 0)
             let error = refusal(slot, .test("b"))
             #expect(error == .wrongSlot(path: state.slotPath("b"), belongsTo: "a"))
-            #expect(slot.holding(.test("b")) == .empty)
+            // A file that is there but not ours to open is neither a value nor "empty".
+            #expect(slot.holding(.test("b")) == .unknown(.wrongSlot(path: state.slotPath("b"), belongsTo: "a")))
             #expect(slot.holding(.test("a")) == .empty)
         }
     }
@@ -132,7 +133,7 @@ struct SealedFileSlotTamperTests {
             try state.slot(hereMachine).write(Self.name, .test(secretMarker))
             let there = state.slot(otherMachine)
             #expect(refusal(there, Self.name) == .foreignMachine(path: state.slotPath("k")))
-            #expect(there.holding(Self.name) == .empty)
+            #expect(there.holding(Self.name) == .unknown(.foreignMachine(path: state.slotPath("k"))))
             #expect(try there.names() == [Self.name])
             #expect(try state.slot(hereMachine).read(Self.name).testBytes == Array(secretMarker.utf8))
         }

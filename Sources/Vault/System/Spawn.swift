@@ -1,0 +1,52 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystem
+
+/// Starts a child program the careful way: pipes created close-on-exec atomically, the child's signal mask
+/// emptied and SIGPIPE (which vaultctl ignores) back to its default, and only the descriptors we name.
+enum Spawn {
+    /// A pipe whose both ends are close-on-exec from the start. The corresponding C function is `pipe2`.
+    static func pipe() -> (read: Int32, write: Int32)? {
+        var fds: [Int32] = [0, 0]
+        guard vaultctl_pipe_cloexec(&fds) == 0 else { return nil }
+        return (fds[0], fds[1])
+    }
+
+    /// Spawns `argv[0]` (searched in PATH) with the file actions `setup` adds; returns the pid or an errno.
+    static func start(_ argv: [String], actions setup: (inout posix_spawn_file_actions_t) -> Void) -> Result<pid_t, SpawnError> {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        setup(&actions)
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attr, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { cArgs.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawnp(&pid, argv[0], &actions, &attr, cArgs, environ)
+        return rc == 0 ? .success(pid) : .failure(SpawnError(errno: rc))
+    }
+
+    /// Waits for `pid`; returns its exit status, or 128 + the signal that ended it.
+    static func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            if errno != EINTR { return 127 }
+        }
+        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    struct SpawnError: Error {
+        let errno: Int32
+    }
+}

@@ -1,0 +1,45 @@
+import Slots
+import Vault
+
+/// `vaultctl recovery generate|show|status|confirm-copied`: the account recovery code in slot 'recovery-code'.
+enum RecoveryCommand {
+    static func generate(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
+        let mode = SlotMode(rawValue: args.options["mode"] ?? "device")!
+        let vault = try context.vault()
+        do {
+            let outcome = try vault.generateRecoveryCode(mode: mode)
+            if let warning = outcome.warning { Output.err("vaultctl: warning: \(warning)\n") }
+        } catch {
+            throw ErrorReport.failure(error)
+        }
+        Output.err("vaultctl: a new recovery code is in slot '\(RecoveryCode.slot)' (\(mode.rawValue)). Show it with 'vaultctl recovery show', write it down, then run 'vaultctl recovery confirm-copied'.\n")
+    }
+
+    static func show(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
+        try ReadCommand.run(ParsedArguments(positionals: [RecoveryCode.slot.rawValue]), context)
+    }
+
+    static func status(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
+        let vault = try context.vault()
+        let s: Vault.RecoveryStatus
+        do { s = try vault.recoveryStatus(mark: context.copiedMark()) } catch { throw ErrorReport.failure(error) }
+        let copied = s.copied.map { $0 ? "true" : "false" } ?? "null"
+        if args.has("json") {
+            Output.out("\(StatusCommand.json(s.location, extra: [("copied", copied)]))\n")
+        } else {
+            let mark: String
+            switch s.copied {
+            case true?: mark = "You marked this code as written down."
+            case false?: mark = s.location.state == .none ? "" : "Not marked as written down: run 'vaultctl recovery confirm-copied' once you have."
+            case nil: mark = "Whether you marked this code as written down could not be checked."
+            }
+            Output.out("\(s.location.state.rawValue): \(s.location.message)\(mark.isEmpty ? "" : " " + mark)\n")
+        }
+    }
+
+    static func confirmCopied(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
+        let vault = try context.vault()
+        do { try vault.confirmRecoveryCopied(mark: context.copiedMark()) } catch { throw ErrorReport.failure(error) }
+        Output.err("vaultctl: marked the current recovery code as written down; a new code clears the mark.\n")
+    }
+}

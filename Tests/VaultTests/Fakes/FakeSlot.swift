@@ -1,0 +1,179 @@
+import Foundation
+import Slots
+@testable import Vault
+
+/// An in-memory `Slot` with switches that force each failure a real backend can have.
+///
+/// Every call is written to the shared `OperationLog` as `<mode>.<operation> <name>`, with ` failed`
+/// appended when it threw. Values are kept as `SecretBytes` copies, never as `String` or `[UInt8]`.
+///
+/// `@unchecked Sendable`: `Slot` requires `Sendable` and `SecretBytes` is not; every stored variable
+/// (values and switches) is read and written only while `lock` is held, so sharing it across threads is safe.
+final class FakeSlot: Slot, @unchecked Sendable {
+    let mode: SlotMode
+    private let log: OperationLog
+    private let lock = NSLock()
+    private var values: [SlotName: SecretBytes] = [:]
+    private var _unavailable: SlotError?
+    private var _isLocked = false
+    private var _writeError: SlotError?
+    private var _readError: SlotError?
+    private var _deleteError: SlotError?
+    private var _namesError: SlotError?
+    private var _garblesReads = false
+    private var _placeDescription: String?
+
+    init(_ mode: SlotMode, log: OperationLog) {
+        self.mode = mode
+        self.log = log
+    }
+
+    // MARK: Switches
+
+    /// The backend cannot be asked: `holding` answers `.unknown(error)` and every other call throws it.
+    var unavailable: SlotError? {
+        get { locked { _unavailable } }
+        set { locked { _unavailable = newValue } }
+    }
+
+    /// The collection is locked: held values answer `.holds(locked: true)`; read, write and delete throw `.locked`.
+    var isLocked: Bool {
+        get { locked { _isLocked } }
+        set { locked { _isLocked = newValue } }
+    }
+
+    var writeError: SlotError? {
+        get { locked { _writeError } }
+        set { locked { _writeError = newValue } }
+    }
+
+    var readError: SlotError? {
+        get { locked { _readError } }
+        set { locked { _readError = newValue } }
+    }
+
+    var deleteError: SlotError? {
+        get { locked { _deleteError } }
+        set { locked { _deleteError = newValue } }
+    }
+
+    var namesError: SlotError? {
+        get { locked { _namesError } }
+        set { locked { _namesError = newValue } }
+    }
+
+    /// `read` gives back the held value with its last byte changed: a backend whose read-back differs
+    /// from what was written. The stored value itself is untouched.
+    var garblesReads: Bool {
+        get { locked { _garblesReads } }
+        set { locked { _garblesReads = newValue } }
+    }
+
+    /// What `place(of:)` answers for a held name (as the Secret Service names its collection and item);
+    /// nil keeps the protocol's default answer, nil.
+    var placeDescription: String? {
+        get { locked { _placeDescription } }
+        set { locked { _placeDescription = newValue } }
+    }
+
+    // MARK: Set-up and inspection (not logged)
+
+    /// Puts a value in place as test set-up.
+    func seed(_ name: SlotName, _ text: String) {
+        let copy = SecretBytes.text(text)
+        locked { values[name] = copy }
+    }
+
+    /// The value held for `name` as text, or nil.
+    func value(of name: SlotName) -> String? {
+        locked { values[name]?.text }
+    }
+
+    // MARK: Slot
+
+    func holding(_ name: SlotName) -> Holding {
+        let answer: Holding = locked {
+            if let error = _unavailable { return .unknown(error) }
+            return values[name] == nil ? .empty : .holds(locked: _isLocked)
+        }
+        log.note("\(mode.rawValue).holding \(name)")
+        return answer
+    }
+
+    func read(_ name: SlotName) throws(SlotError) -> SecretBytes {
+        let outcome: Result<SecretBytes, SlotError> = locked {
+            if let error = _unavailable ?? _readError { return .failure(error) }
+            guard let value = values[name] else { return .failure(.empty(name)) }
+            if _isLocked { return .failure(.locked("the fake collection is locked")) }
+            let copy = value.withUnsafeBytes { SecretBytes(copying: $0) }
+            if _garblesReads {
+                copy.withUnsafeMutableBytes { raw, used in
+                    if used > 0 { raw[used - 1] ^= 0xFF }
+                }
+            }
+            return .success(copy)
+        }
+        return try logged("read", name, outcome)
+    }
+
+    func write(_ name: SlotName, _ secret: SecretBytes) throws(SlotError) {
+        let copy = secret.withUnsafeBytes { SecretBytes(copying: $0) }
+        let outcome: Result<Void, SlotError> = locked {
+            if let error = _unavailable ?? _writeError { return .failure(error) }
+            if _isLocked { return .failure(.locked("the fake collection is locked")) }
+            values[name] = copy
+            return .success(())
+        }
+        try logged("write", name, outcome)
+    }
+
+    @discardableResult
+    func delete(_ name: SlotName) throws(SlotError) -> Bool {
+        let outcome: Result<Bool, SlotError> = locked {
+            if let error = _unavailable ?? _deleteError { return .failure(error) }
+            if _isLocked && values[name] != nil { return .failure(.locked("the fake collection is locked")) }
+            return .success(values.removeValue(forKey: name) != nil)
+        }
+        return try logged("delete", name, outcome)
+    }
+
+    func names() throws(SlotError) -> [SlotName] {
+        let outcome: Result<[SlotName], SlotError> = locked {
+            if let error = _unavailable ?? _namesError { return .failure(error) }
+            return .success(Array(values.keys))
+        }
+        switch outcome {
+        case .success(let names):
+            log.note("\(mode.rawValue).names")
+            return names
+        case .failure(let error):
+            log.note("\(mode.rawValue).names failed")
+            throw error
+        }
+    }
+
+    func place(of name: SlotName) -> String? {
+        let answer: String? = locked { values[name] == nil ? nil : _placeDescription }
+        log.note("\(mode.rawValue).place \(name)")
+        return answer
+    }
+
+    // MARK: Helpers
+
+    private func logged<T>(_ operation: String, _ name: SlotName, _ outcome: Result<T, SlotError>) throws(SlotError) -> T {
+        switch outcome {
+        case .success(let value):
+            log.note("\(mode.rawValue).\(operation) \(name)")
+            return value
+        case .failure(let error):
+            log.note("\(mode.rawValue).\(operation) \(name) failed")
+            throw error
+        }
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
+}

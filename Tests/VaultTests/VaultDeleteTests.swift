@@ -1,0 +1,97 @@
+import Testing
+import Slots
+@testable import Vault
+
+@Suite struct VaultDeleteTests {
+    let f = VaultFixture()
+
+    @Test func deleteRemovesBothCopiesAndTheRecord() throws {
+        f.device.seed(api, "from device")
+        f.sync.seed(api, "from sync")
+        try f.given(api, recordedAs: .sync)
+
+        try f.vault.delete(api)
+
+        #expect(f.device.value(of: api) == nil)
+        #expect(f.sync.value(of: api) == nil)
+        #expect(try f.record.mode(of: api) == nil)
+        #expect(f.log.changes == ["device.delete api", "sync.delete api", "record api=none"])
+    }
+
+    @Test(arguments: SlotMode.allCases)
+    func deleteRemovesTheOneCopyThereIs(mode: SlotMode) throws {
+        f.slot(mode).seed(api, "value")
+        try f.given(api, recordedAs: mode)
+
+        try f.vault.delete(api)
+
+        #expect(f.slot(mode).value(of: api) == nil)
+        #expect(try f.record.mode(of: api) == nil)
+    }
+
+    @Test func deleteOfMissingSecretIsEmpty() throws {
+        let error = #expect(throws: VaultError.self) { try f.vault.delete(api) }
+
+        #expect(error?.slotError == .empty(api))
+    }
+
+    @Test func deleteRefusesLockedKeyringBeforeRemovingAnything() throws {
+        f.device.seed(api, "from device")
+        f.sync.seed(api, "from sync")
+        f.sync.isLocked = true
+        try f.given(api, recordedAs: .sync)
+
+        let error = #expect(throws: VaultError.self) { try f.vault.delete(api) }
+
+        #expect(error?.isLocked == true)
+        #expect(f.device.value(of: api) == "from device")
+        #expect(f.sync.value(of: api) == "from sync")
+        #expect(try f.record.mode(of: api) == .sync)
+        #expect(f.log.changes.isEmpty)
+    }
+
+    @Test func deleteSucceedsOnDeviceWhenSyncSlotIsUnreachable() throws {
+        f.device.seed(api, "from device")
+        try f.given(api, recordedAs: .device)
+        f.sync.unavailable = .serviceUnavailable("no session bus")
+
+        try f.vault.delete(api)
+
+        #expect(f.device.value(of: api) == nil)
+        #expect(try f.record.mode(of: api) == nil)
+    }
+
+    @Test func deleteWhenDeviceIsEmptyAndSyncUnreachableCouldNotLook() throws {
+        try f.given(api, recordedAs: .sync)
+        f.sync.unavailable = .serviceUnavailable("no session bus")
+
+        let error = #expect(throws: VaultError.self) { try f.vault.delete(api) }
+
+        let couldNotLook = try #require(error?.couldNotLook)
+        #expect(couldNotLook.name == api)
+        #expect(couldNotLook.reason == .serviceUnavailable("no session bus"))
+        #expect(try f.record.mode(of: api) == .sync)
+    }
+
+    @Test func deleteSurfacesSyncDeleteFailureAndKeepsTheRecord() throws {
+        f.sync.seed(api, "from sync")
+        try f.given(api, recordedAs: .sync)
+        f.sync.deleteError = .serviceUnavailable("timeout")
+
+        let error = #expect(throws: VaultError.self) { try f.vault.delete(api) }
+
+        #expect(error?.slotError == .serviceUnavailable("timeout"))
+        #expect(try f.record.mode(of: api) == .sync)
+    }
+
+    @Test func deleteSurfacesDeviceDeleteFailureBeforeTouchingSync() throws {
+        f.device.seed(api, "from device")
+        f.sync.seed(api, "from sync")
+        f.device.deleteError = .io(path: "/state/api", errno: 13, operation: "remove")
+
+        let error = #expect(throws: VaultError.self) { try f.vault.delete(api) }
+
+        #expect(error?.slotError == .io(path: "/state/api", errno: 13, operation: "remove"))
+        #expect(f.sync.value(of: api) == "from sync")
+    }
+}

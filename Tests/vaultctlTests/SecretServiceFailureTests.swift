@@ -1,0 +1,136 @@
+import Testing
+
+/// When the Secret Service is locked, absent, or has no default collection, sync operations fail with 69
+/// within seconds, never read as "empty" and never fall back to the device slot.
+@Suite("Secret Service failures")
+struct SecretServiceFailureTests {
+    /// How long a failing Secret Service call may take end to end.
+    static let bound: Duration = .seconds(15)
+
+    /// A private unlocked keyring holding one sync slot, with its collection locked afterwards.
+    private func lockedKeyring(_ body: (SecretServiceInstance, Sandbox, String, [UInt8]) throws -> Void) throws {
+        let keyring = try SecretServiceInstance.start(.unlocked)
+        defer { keyring.stop() }
+        let sb = try Sandbox(keyring)
+        let name = sb.uniqueSlot("locked")
+        let secret = TestData.textSecret(name)
+        try sb.store(name, secret, mode: "sync")
+        let lock = keyring.lockLoginCollection()
+        try #require(lock.status == 0, "locking the collection failed: \(lock)")
+        try body(keyring, sb, name, secret)
+    }
+
+    @Test func readInLockedCollectionIs69() throws {
+        try lockedKeyring { _, sb, name, secret in
+            let r = try sb.read(name)
+            #expect(r.status == 69, "\(r)")
+            #expect(r.stdout.isEmpty)
+            #expect(r.stderr.contains("locked"), "\(r.stderr)")
+            #expect(!r.stderr.contains(String(decoding: secret, as: UTF8.self)))
+            #expect(r.elapsed < Self.bound, "\(r.elapsed)")
+        }
+    }
+
+    @Test func storeSyncInLockedCollectionIs69() throws {
+        try lockedKeyring { _, sb, name, _ in
+            let fresh = sb.uniqueSlot("locked-new")
+            let r = try sb.vaultctl(["store", fresh, "--mode", "sync"], stdin: .text("new-\(fresh)"))
+            #expect(r.status == 69, "\(r)")
+            #expect(r.stderr.contains("locked"), "\(r.stderr)")
+            #expect(r.elapsed < Self.bound, "\(r.elapsed)")
+            #expect(!Paths.exists(sb.slotFile(fresh)), "no fallback to the device slot")
+
+            let replace = try sb.vaultctl(["store", name, "--mode", "sync"], stdin: .text("new-\(name)"))
+            #expect(replace.status == 69, "\(replace)")
+            #expect(!Paths.exists(sb.slotFile(name)), "no fallback to the device slot")
+        }
+    }
+
+    @Test func slotInLockedCollectionIsStillListed() throws {
+        try lockedKeyring { _, sb, name, _ in
+            let listed = try sb.listed()
+            #expect(listed[name] == ["sync"])
+        }
+    }
+
+    @Test func deleteInLockedCollectionIs69AndKeepsSlot() throws {
+        try lockedKeyring { _, sb, name, _ in
+            let r = try sb.vaultctl(["delete", name])
+            #expect(r.status == 69, "\(r)")
+            #expect(r.stderr.contains("locked"), "\(r.stderr)")
+            #expect(try sb.listed()[name] == ["sync"])
+        }
+    }
+
+    @Test func readWithoutBusIs69AndDeviceSlotStillReads() throws {
+        let sb = try Sandbox(busAddress: "unix:path=/nonexistent")
+        let absent = sb.uniqueSlot("nobus-absent")
+        let r = try sb.read(absent)
+        #expect(r.status == 69, "\(r)")
+        #expect(r.stdout.isEmpty)
+        #expect(r.elapsed < Self.bound, "\(r.elapsed)")
+
+        let name = sb.uniqueSlot("nobus-device")
+        let secret = TestData.binarySecret(name)
+        try sb.store(name, secret, mode: "device")
+        let ok = try sb.read(name)
+        #expect(ok.status == 0, "\(ok)")
+        #expect(ok.stdout == secret)
+    }
+
+    @Test func readWithoutProviderIs69() throws {
+        let bus = try SecretServiceInstance.start(.busOnly)
+        defer { bus.stop() }
+        let sb = try Sandbox(bus)
+        let r = try sb.read(sb.uniqueSlot("noprovider"))
+        #expect(r.status == 69, "\(r)")
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr.contains("Secret Service"), "\(r.stderr)")
+        #expect(r.elapsed < Self.bound, "\(r.elapsed)")
+    }
+
+    @Test func readWithoutDefaultCollectionIs69() throws {
+        let keyring = try SecretServiceInstance.start(.noDefault)
+        defer { keyring.stop() }
+        let sb = try Sandbox(keyring)
+        let r = try sb.read(sb.uniqueSlot("nodefault"))
+        #expect(r.status == 69, "\(r)")
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr.contains("no default collection"), "\(r.stderr)")
+        #expect(r.elapsed < Self.bound, "\(r.elapsed)")
+    }
+
+    enum Unavailable: String, CaseIterable, Sendable {
+        case noBus, busOnly, noDefault
+    }
+
+    @Test(arguments: Unavailable.allCases)
+    func storeSyncWithoutServiceIs69AndDoesNotFallBack(_ situation: Unavailable) throws {
+        var service: SecretServiceInstance?
+        switch situation {
+        case .noBus: service = nil
+        case .busOnly: service = try SecretServiceInstance.start(.busOnly)
+        case .noDefault: service = try SecretServiceInstance.start(.noDefault)
+        }
+        defer { service?.stop() }
+        let sb = try Sandbox(busAddress: service?.busAddress ?? "unix:path=/nonexistent")
+        let name = sb.uniqueSlot("nofallback")
+        let r = try sb.vaultctl(["store", name, "--mode", "sync"], stdin: .text("secret-\(name)"))
+        #expect(r.status == 69, "\(situation): \(r)")
+        #expect(r.elapsed < Self.bound, "\(r.elapsed)")
+        #expect(!Paths.exists(sb.slotFile(name)), "the device slot stays empty")
+        #expect(try sb.listed()[name] == nil)
+        let read = try sb.read(name)
+        #expect(read.status == 69, "could not look, so not 'empty': \(read)")
+    }
+
+    @Test func listWithoutServiceWarnsAndShowsDeviceSlots() throws {
+        let sb = try Sandbox(busAddress: "unix:path=/nonexistent")
+        let name = sb.uniqueSlot("nobus-list")
+        try sb.store(name, TestData.textSecret(name))
+        let r = try sb.vaultctl(["list"])
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdoutText == "\(name)\tdevice\n")
+        #expect(r.stderr.contains("warning"), "\(r.stderr)")
+    }
+}

@@ -1,0 +1,85 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+import Testing
+
+/// A set-up step of the end-to-end fixtures that failed; the test that needed it fails with this text.
+struct SetupError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// A private D-Bus session bus started by `scripts/secret-service.sh`, with or without gnome-keyring on it.
+///
+/// Stop it with `stop()` (tests use `defer`); `deinit` stops it too, and the suite's guard process stops any
+/// instance still running when the test process dies. `Sendable`: its only mutable state is behind a `Mutex`.
+final class SecretServiceInstance: Sendable {
+    enum Kind: String, Sendable {
+        /// gnome-keyring with an unlocked `login` collection, the `default` alias pointing at it.
+        case unlocked
+        /// gnome-keyring started without `--unlock` on an empty keyring folder: no default collection.
+        case noDefault = "no-default"
+        /// A bus with no Secret Service provider at all.
+        case busOnly = "bus-only"
+    }
+
+    let kind: Kind
+    /// The folder given to the script (bus socket, keyring files, `env`, `pids`).
+    let folder: String
+    /// `DBUS_SESSION_BUS_ADDRESS` for this bus.
+    let busAddress: String
+    private let stopped = Mutex(false)
+
+    /// The keyring password used for `unlocked` instances.
+    static let keyringPassword = "e2e-keyring-password"
+
+    private init(kind: Kind, folder: String, busAddress: String) {
+        self.kind = kind
+        self.folder = folder
+        self.busAddress = busAddress
+    }
+
+    /// Starts a bus (and provider) in a new folder under the suite's temporary root.
+    static func start(_ kind: Kind) throws -> SecretServiceInstance {
+        let folder = try Fixtures.makeFolder("kr")
+        var args = ["start", folder, kind.rawValue]
+        if kind == .unlocked { args.append(keyringPassword) }
+        let result = ProcessRunner.run(Paths.secretServiceScript, args, environment: Fixtures.baseEnvironment)
+        guard result.status == 0 else {
+            _ = ProcessRunner.run(Paths.secretServiceScript, ["stop", folder], environment: Fixtures.baseEnvironment)
+            throw SetupError(description: "scripts/secret-service.sh start \(kind.rawValue) failed: \(result)")
+        }
+        let env = try EnvFile.load("\(folder)/env")
+        guard let address = env["DBUS_SESSION_BUS_ADDRESS"] else {
+            throw SetupError(description: "\(folder)/env has no DBUS_SESSION_BUS_ADDRESS")
+        }
+        return SecretServiceInstance(kind: kind, folder: folder, busAddress: address)
+    }
+
+    /// Stops the bus and provider (once; later calls do nothing).
+    func stop() {
+        let already = stopped.withLock { value -> Bool in
+            defer { value = true }
+            return value
+        }
+        if already { return }
+        _ = ProcessRunner.run(Paths.secretServiceScript, ["stop", folder], environment: Fixtures.baseEnvironment)
+    }
+
+    deinit { stop() }
+
+    /// Environment for a client of this bus (secret-tool, gdbus).
+    var clientEnvironment: [String: String] {
+        Fixtures.baseEnvironment.merging(["DBUS_SESSION_BUS_ADDRESS": busAddress]) { $1 }
+    }
+
+    /// Locks the `login` collection with the Secret Service `Lock` method (`secret-tool lock` hangs here).
+    func lockLoginCollection() -> ProcessResult {
+        ProcessRunner.run(Paths.tool("gdbus"), [
+            "call", "--session", "--dest", "org.freedesktop.secrets",
+            "--object-path", "/org/freedesktop/secrets",
+            "--method", "org.freedesktop.Secret.Service.Lock",
+            "['/org/freedesktop/secrets/collection/login']",
+        ], environment: clientEnvironment, timeout: .seconds(15))
+    }
+}

@@ -1,0 +1,123 @@
+import Testing
+
+/// Usage errors exit 64 before anything is touched; help and version exit 0.
+@Suite("Usage errors and help")
+struct UsageTests {
+    static let badNames = ["../x", "a/b", "", String(repeating: "a", count: 129)]
+
+    @Test func unknownCommandIs64() throws {
+        let sb = try Sandbox()
+        let r = try sb.vaultctl(["frobnicate"], stdin: .text("secret-for-unknown-command"))
+        #expect(r.status == 64, "\(r)")
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr.contains("Unknown command 'frobnicate'"), "\(r.stderr)")
+        #expect(sb.wroteNothing)
+    }
+
+    @Test func noCommandIs64() throws {
+        let sb = try Sandbox()
+        let r = try sb.vaultctl([])
+        #expect(r.status == 64, "\(r)")
+        #expect(r.stdout.isEmpty)
+        #expect(sb.wroteNothing)
+    }
+
+    @Test(arguments: [["store", "NAME", "--bogus"], ["list", "--bogus"], ["read", "NAME", "--mode", "sync"],
+                      ["store", "NAME", "-x"]])
+    func unknownOptionIs64(args: [String]) throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("opt")
+        let argv = args.map { $0 == "NAME" ? name : $0 }
+        let r = try sb.vaultctl(argv, stdin: .text("secret-for-unknown-option"))
+        #expect(r.status == 64, "\(r)")
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr.contains("Unknown option"), "\(r.stderr)")
+        #expect(sb.wroteNothing)
+        #expect(sb.secretToolLookup(name).stdout.isEmpty)
+    }
+
+    @Test(arguments: ["store", "read", "delete"], UsageTests.badNames)
+    func badSlotNameIs64(command: String, name: String) throws {
+        let sb = try Sandbox()
+        let r = try sb.vaultctl([command, name], stdin: .text("secret-for-bad-name"))
+        #expect(r.status == 64, "\(r)")
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr.contains("not a valid slot name"), "\(r.stderr)")
+        #expect(sb.wroteNothing)
+        #expect(!Paths.exists("\(sb.root)/x"), "no file escaped the state folder")
+    }
+
+    @Test func longestSlotNameIsAccepted() throws {
+        let sb = try Sandbox()
+        let unique = sb.uniqueSlot("long")
+        let name = unique + String(repeating: "x", count: 128 - unique.utf8.count)
+        try #require(name.utf8.count == 128)
+        try sb.store(name, TestData.textSecret("long"))
+        #expect(try sb.read(name).stdout == TestData.textSecret("long"))
+    }
+
+    /// A secret given as an argument is refused (it would show in `ps` and shell history) and not echoed.
+    @Test func secretAsArgumentIs64() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("argsecret")
+        let argumentSecret = "hunter2-\(name)"
+        let r = try sb.vaultctl(["store", name, argumentSecret], stdin: .text("from-stdin-\(name)"))
+        #expect(r.status == 64, "\(r)")
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr.contains("never taken from arguments"), "\(r.stderr)")
+        #expect(!r.stderr.contains(argumentSecret), "the refused argument is not echoed")
+        #expect(sb.wroteNothing)
+        #expect(try sb.listed()[name] == nil)
+    }
+
+    @Test func bogusModeIs64() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("bogus-mode")
+        let r = try sb.vaultctl(["store", name, "--mode", "bogus"], stdin: .text("secret-\(name)"))
+        #expect(r.status == 64, "\(r)")
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr.contains("'bogus'"), "\(r.stderr)")
+        #expect(sb.wroteNothing)
+        #expect(sb.secretToolLookup(name).stdout.isEmpty)
+    }
+
+    @Test func overviewHelpExits0() throws {
+        let sb = try Sandbox()
+        for args in [["--help"], ["help"], ["-h"]] {
+            let r = try sb.vaultctl(args)
+            #expect(r.status == 0, "\(args): \(r)")
+            #expect(r.stderr.isEmpty, "\(args)")
+            for word in ["Usage: vaultctl COMMAND", "store", "read", "delete", "list", "VAULT_ASKPASS", "77"] {
+                #expect(r.stdoutText.contains(word), "\(args) help mentions \(word)")
+            }
+        }
+        #expect(sb.wroteNothing)
+    }
+
+    @Test(arguments: [["help", "store"], ["store", "--help"], ["store", "-h"], ["store", "NAME", "--help"]])
+    func storeHelpExits0(args: [String]) throws {
+        let sb = try Sandbox()
+        let r = try sb.vaultctl(args, stdin: .text("not-a-secret"))
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stderr.isEmpty)
+        #expect(r.stdoutText.hasPrefix("Usage: vaultctl store SLOT"), "\(r.stdoutText)")
+        #expect(r.stdoutText.contains("--mode"))
+        #expect(sb.wroteNothing)
+    }
+
+    @Test func helpForUnknownCommandIs64() throws {
+        let sb = try Sandbox()
+        let r = try sb.vaultctl(["help", "frobnicate"])
+        #expect(r.status == 64, "\(r)")
+    }
+
+    @Test func versionExits0() throws {
+        let sb = try Sandbox()
+        let r = try sb.vaultctl(["--version"])
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdoutText.hasPrefix("vaultctl "), "\(r.stdoutText)")
+        #expect(r.stdoutText.hasSuffix("\n"))
+        #expect(r.stderr.isEmpty)
+        #expect(sb.wroteNothing)
+    }
+}
