@@ -69,16 +69,23 @@ extension Vault {
         if case .mode(let m, _) = answer { mode = m } else { mode = nil }
 
         if case .holds(let locked) = inSync {
+            // Any value in the collection may leave this device, so the state says so even when reads use
+            // a device copy; the message says which one reads use.
             let place = sync.place(of: name) ?? "the Secret Service"
-            var message = "Slot '\(name)' is in \(place). Whether it reaches your other devices depends on the provider; vaultctl cannot confirm that it does."
-            if locked { message += " The collection is locked: unlock it to read the value." }
-            if case .holds = inDevice { message += " A copy is also in the device slot." }
+            var message: String
+            if mode == .device {
+                message = "Slot '\(name)' is read from the device slot, but a copy is also in \(place). Whether that copy reaches your other devices depends on the provider; vaultctl cannot confirm it either way. Store or move the slot again to remove it."
+            } else {
+                message = "Slot '\(name)' is in \(place). Whether it reaches your other devices depends on the provider; vaultctl cannot confirm that it does."
+                if locked { message += " The collection is locked: unlock it to read the value." }
+                if case .holds = inDevice { message += " A copy is also in the device slot." }
+            }
             return LocationStatus(slot: name, state: .inSlot, mode: mode, message: message)
         }
         if case .holds = inDevice {
             var message = "Slot '\(name)' is sealed to this machine and cannot leave this device."
             if case .unknown(let e) = inSync {
-                message += " (The Secret Service could not be asked — \(Self.reason(e)) — so an older copy there is not ruled out.)"
+                message += " A copy in the Secret Service is not ruled out: it could not be asked (\(Self.reason(e)))."
             }
             return LocationStatus(slot: name, state: .cannotLeaveDevice, mode: mode, message: message)
         }

@@ -8,16 +8,21 @@ extension Vault {
         case alreadyThere
     }
 
-    /// Moves `name` to the `target` slot: write the target, read it back and compare, update the record,
-    /// then delete the source. A kill at any moment leaves a complete, readable value (in the source until
-    /// the target is verified, in both for a moment after).
+    /// Moves `name` to the `target` slot: pin the record to the source, write the target, read it back and
+    /// compare, record the target, then delete the source. A kill at any moment leaves a complete, readable
+    /// value: until the target is verified and recorded, the record points reads at the untouched source.
     ///
     /// The move reads the secret, so it passes the presence gate first.
     public func move(_ name: SlotName, to target: SlotMode) throws(VaultError) -> MoveOutcome {
         _ = try record.load()  // a record we cannot update stops the move before anything is written
         let (source, locked) = try locate(name)
+        let other = slot(target == .device ? .sync : .device)
         if source == target {
             try record.set(name, target)
+            // Finish what an interrupted move or store left: no copy stays behind in the other slot.
+            if case .holds(locked: false) = other.holding(name) {
+                do { try other.delete(name) } catch { throw .slot(error) }
+            }
             return .alreadyThere
         }
         if locked {
@@ -26,10 +31,15 @@ extension Vault {
         try gate.verify(reason: "move slot '\(name)' to the \(target.rawValue) slot")
         let value: SecretBytes
         do { value = try slot(source).read(name) } catch { throw .slot(error) }
+        try record.set(name, source)
         do { try slot(target).write(name, value) } catch { throw .slot(error) }
-        let check: SecretBytes
-        do { check = try slot(target).read(name) } catch { throw .slot(error) }
-        guard check.constantTimeEquals(value) else {
+        let verified: Bool
+        do { verified = try slot(target).read(name).constantTimeEquals(value) } catch {
+            _ = try? slot(target).delete(name)
+            throw .slot(error)
+        }
+        guard verified else {
+            _ = try? slot(target).delete(name)  // never leave an unchecked copy for a later read to find
             throw .slot(.tampered(path: "the \(target.rawValue) slot", detail: "the value read back differs from the one written, so the source was kept"))
         }
         try record.set(name, target)

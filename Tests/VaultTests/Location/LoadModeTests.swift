@@ -1,0 +1,189 @@
+import Testing
+import Slots
+@testable import Vault
+
+/// `loadMode`: the record is a hint, the slots are the truth, and a failed check is never "empty".
+@Suite struct LoadModeTests {
+    let f = VaultFixture()
+
+    // MARK: The record is trusted only when its slot holds the value
+
+    @Test(arguments: SlotMode.allCases)
+    func loadModeTrustsRecordedSlotThatHoldsTheValue(recorded: SlotMode) throws {
+        f.device.seed(api, "from device")
+        f.sync.seed(api, "from sync")
+        try f.given(api, recordedAs: recorded)
+
+        #expect(try f.vault.loadMode(api) == .mode(recorded, locked: false))
+        #expect(f.log.entries == ["\(recorded.rawValue).holding api"])
+    }
+
+    @Test func loadModeIgnoresStaleSyncRecordWhenValueIsInDeviceSlot() throws {
+        f.device.seed(api, "from device")
+        try f.given(api, recordedAs: .sync)
+
+        #expect(try f.vault.loadMode(api) == .mode(.device, locked: false))
+        #expect(f.log.entries == ["sync.holding api", "device.holding api"])
+    }
+
+    @Test func loadModeIgnoresRestoredDeviceRecordWhenValueIsInSyncSlot() throws {
+        f.sync.seed(api, "from sync")
+        try f.given(api, recordedAs: .device)
+
+        #expect(try f.vault.loadMode(api) == .mode(.sync, locked: false))
+        #expect(f.log.entries == ["device.holding api", "sync.holding api"])
+    }
+
+    @Test func loadModeWithoutRecordAsksDeviceSlotFirst() throws {
+        f.device.seed(api, "from device")
+        f.sync.seed(api, "from sync")
+
+        #expect(try f.vault.loadMode(api) == .mode(.device, locked: false))
+        #expect(f.log.entries == ["device.holding api"])
+    }
+
+    @Test func loadModeNeverChangesTheRecord() throws {
+        f.device.seed(api, "from device")
+        try f.given(api, recordedAs: .sync)
+
+        _ = try f.vault.loadMode(api)
+
+        #expect(f.log.changes.isEmpty)
+        #expect(try f.record.mode(of: api) == .sync)
+    }
+
+    // MARK: Nothing, or "could not look"
+
+    @Test(arguments: [nil, SlotMode.device, SlotMode.sync])
+    func loadModeIsNoneWhenBothSlotsAreAskedAndEmpty(recorded: SlotMode?) throws {
+        if let recorded { try f.given(api, recordedAs: recorded) }
+
+        #expect(try f.vault.loadMode(api) == LoadMode.none)
+        #expect(Set(f.log.entries) == ["device.holding api", "sync.holding api"])
+    }
+
+    /// Each way the Secret Service can fail to answer; none of them may be read as "empty".
+    static let syncFailures: [SlotError] = [
+        .serviceUnavailable("no session bus"),
+        .serviceUnavailable("no Secret Service provider"),
+        .serviceUnavailable("the Secret Service did not answer within 5 s"),
+        .serviceUnavailable("org.freedesktop.DBus.Error.Failed: something broke"),
+    ]
+
+    @Test(arguments: syncFailures)
+    func loadModeIsUnknownNotNoneWhenSyncCannotBeAskedAndDeviceIsEmpty(failure: SlotError) throws {
+        f.sync.unavailable = failure
+
+        #expect(try f.vault.loadMode(api) == .unknown(failure))
+    }
+
+    @Test func loadModeIsUnknownEvenWhenRecordSaysDevice() throws {
+        // A restored record says device, the device slot is empty, the keyring cannot be asked.
+        try f.given(api, recordedAs: .device)
+        f.sync.unavailable = .serviceUnavailable("no provider")
+
+        #expect(try f.vault.loadMode(api) == .unknown(.serviceUnavailable("no provider")))
+    }
+
+    @Test func loadModeFindsDeviceValueWhenRecordedSyncSlotCannotBeAsked() throws {
+        f.device.seed(api, "from device")
+        try f.given(api, recordedAs: .sync)
+        f.sync.unavailable = .serviceUnavailable("timeout")
+
+        #expect(try f.vault.loadMode(api) == .mode(.device, locked: false))
+    }
+
+    @Test func loadModeFindsSyncValueWhenDeviceSlotCannotBeLookedAt() throws {
+        f.device.unavailable = .unsafePermissions(path: "/state", detail: "its mode 755 lets others in")
+        f.sync.seed(api, "from sync")
+
+        #expect(try f.vault.loadMode(api) == .mode(.sync, locked: false))
+    }
+
+    @Test func loadModeIsUnknownWhenDeviceSlotCannotBeLookedAtAndSyncIsEmpty() throws {
+        let failure = SlotError.unsafePermissions(path: "/state", detail: "its mode 755 lets others in")
+        f.device.unavailable = failure
+
+        #expect(try f.vault.loadMode(api) == .unknown(failure))
+    }
+
+    @Test(arguments: [nil, SlotMode.device, SlotMode.sync])
+    func loadModeReportsTheDeviceSlotFailureWhenNeitherSlotCanBeAsked(recorded: SlotMode?) throws {
+        // What is wrong on this machine says more than "the Secret Service did not answer", whichever was asked first.
+        if let recorded { try f.given(api, recordedAs: recorded) }
+        f.device.unavailable = .io(path: "/state", errno: 5, operation: "list")
+        f.sync.unavailable = .serviceUnavailable("no bus")
+
+        #expect(try f.vault.loadMode(api) == .unknown(.io(path: "/state", errno: 5, operation: "list")))
+    }
+
+    // MARK: Locked collections
+
+    @Test func loadModeCountsItemInLockedCollectionAsHeld() throws {
+        f.sync.seed(api, "from sync")
+        f.sync.isLocked = true
+
+        #expect(try f.vault.loadMode(api) == .mode(.sync, locked: true))
+    }
+
+    @Test func loadModeTrustsRecordedLockedCollection() throws {
+        f.device.seed(api, "older device copy")
+        f.sync.seed(api, "from sync")
+        f.sync.isLocked = true
+        try f.given(api, recordedAs: .sync)
+
+        #expect(try f.vault.loadMode(api) == .mode(.sync, locked: true))
+        #expect(f.log.entries == ["sync.holding api"])
+    }
+
+    // MARK: The record is only a hint
+
+    @Test func loadModeIgnoresUnreadableRecord() throws {
+        let config = f.folder.appending("config")
+        try SecureFile.ensurePrivateFolder(config)
+        try SecureFile.write("\(config)/modes.json", Array("not json".utf8))
+        f.sync.seed(api, "from sync")
+
+        #expect(try f.vault.loadMode(api) == .mode(.sync, locked: false))
+    }
+
+    // MARK: The rule itself
+
+    @Test func decideAsksRecordedSlotFirstAndEachSlotAtMostOnce() {
+        var asked: [SlotMode] = []
+        let answer = Vault.decide(recorded: .sync) { mode in
+            asked.append(mode)
+            return .empty
+        }
+
+        #expect(answer == LoadMode.none)
+        #expect(asked == [.sync, .device])
+    }
+
+    @Test func decideStopsAtTheFirstSlotThatHolds() {
+        var asked: [SlotMode] = []
+        let answer = Vault.decide(recorded: nil) { mode in
+            asked.append(mode)
+            return .holds(locked: false)
+        }
+
+        #expect(answer == .mode(.device, locked: false))
+        #expect(asked == [.device])
+    }
+
+    @Test func decidePrefersAHoldingSlotOverAnUnknownOne() {
+        let answer = Vault.decide(recorded: .sync) { mode in
+            mode == .sync ? .unknown(.serviceUnavailable("timeout")) : .holds(locked: false)
+        }
+
+        #expect(answer == .mode(.device, locked: false))
+    }
+
+    @Test func decideNeverReadsAFailedCheckAsEmpty() {
+        let answer = Vault.decide(recorded: .device) { mode in
+            mode == .sync ? .unknown(.serviceUnavailable("no provider")) : .empty
+        }
+
+        #expect(answer == .unknown(.serviceUnavailable("no provider")))
+    }
+}

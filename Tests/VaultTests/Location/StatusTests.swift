@@ -1,0 +1,260 @@
+import Foundation
+import Testing
+import Slots
+@testable import Vault
+
+/// `status`: only what vaultctl can know, never a prompt, and different words for each state.
+@Suite struct StatusTests {
+    let f = VaultFixture()
+    let collectionPlace = "the Secret Service collection 'Login' as item 'vaultctl: api'"
+
+    /// Words that would claim more than vaultctl can know about the sync slot.
+    static let overclaims = ["synced", "backed up", "backup"]
+
+    // MARK: in-slot
+
+    @Test func statusOfSyncItemIsInSlotAndNamesTheCollection() throws {
+        f.sync.seed(api, "from sync")
+        f.sync.placeDescription = collectionPlace
+
+        let status = try f.vault.status(api)
+
+        #expect(status.slot == api)
+        #expect(status.state == .inSlot)
+        #expect(status.state.rawValue == "in-slot")
+        #expect(status.mode == .sync)
+        #expect(status.message.contains(collectionPlace))
+    }
+
+    @Test func statusOfSyncItemSaysReachingOtherDevicesIsNotConfirmed() throws {
+        f.sync.seed(api, "from sync")
+        f.sync.placeDescription = collectionPlace
+
+        let message = try f.vault.status(api).message.lowercased()
+
+        #expect(message.contains("other devices"))
+        #expect(message.contains("depends on the provider"))
+        #expect(message.contains("cannot confirm"))
+        for word in Self.overclaims {
+            #expect(!message.contains(word), "the in-slot message claims '\(word)'")
+        }
+    }
+
+    @Test func statusOfSyncItemWithoutLabelSaysSecretService() throws {
+        f.sync.seed(api, "from sync")
+
+        let status = try f.vault.status(api)
+
+        #expect(status.state == .inSlot)
+        #expect(status.message.contains("the Secret Service"))
+    }
+
+    @Test func statusOfValueInBothSlotsIsInSlotAndMentionsTheDeviceCopy() throws {
+        f.device.seed(api, "device copy")
+        f.sync.seed(api, "sync copy")
+        try f.given(api, recordedAs: .sync)
+
+        let status = try f.vault.status(api)
+
+        #expect(status.state == .inSlot)
+        #expect(status.mode == .sync)
+        #expect(status.message.contains("also in the device slot"))
+    }
+
+    @Test func statusOfLockedCollectionIsInSlotWhileReadIsRefusedWithoutTheGate() throws {
+        f.sync.seed(api, "from sync")
+        f.sync.isLocked = true
+        f.sync.placeDescription = collectionPlace
+        try f.given(api, recordedAs: .sync)
+
+        let status = try f.vault.status(api)
+        let error = #expect(throws: VaultError.self) { try f.vault.read(api) }
+
+        #expect(status.state == .inSlot)
+        #expect(status.mode == .sync)
+        #expect(status.message.contains(collectionPlace))
+        #expect(status.message.contains("locked"))
+        #expect(error?.isLocked == true)
+        #expect(f.gate.calls == 0)
+    }
+
+    // MARK: cannot-leave-device
+
+    @Test func statusOfDeviceValueCannotLeaveDevice() throws {
+        f.device.seed(api, "from device")
+        try f.given(api, recordedAs: .device)
+
+        let status = try f.vault.status(api)
+
+        #expect(status.state == .cannotLeaveDevice)
+        #expect(status.state.rawValue == "cannot-leave-device")
+        #expect(status.mode == .device)
+        #expect(status.message.contains("cannot leave this device"))
+    }
+
+    @Test func statusIgnoresStaleRecord() throws {
+        // The record says sync, but the value lives in the device slot.
+        f.device.seed(api, "from device")
+        try f.given(api, recordedAs: .sync)
+
+        let status = try f.vault.status(api)
+
+        #expect(status.state == .cannotLeaveDevice)
+        #expect(status.mode == .device)
+        #expect(f.log.changes.isEmpty, "status must not rewrite the record")
+    }
+
+    @Test func statusWhenProviderUnreachableAndValueInDeviceCannotLeaveDevice() throws {
+        f.device.seed(api, "from device")
+        try f.given(api, recordedAs: .sync)
+        f.sync.unavailable = .serviceUnavailable("no Secret Service provider")
+
+        let status = try f.vault.status(api)
+
+        #expect(status.state == .cannotLeaveDevice)
+        #expect(status.mode == .device)
+        #expect(status.message.contains("no Secret Service provider"))
+    }
+
+    // MARK: unknown
+
+    @Test func statusWhenProviderUnreachableAndDeviceEmptyIsUnknownNotNone() throws {
+        f.sync.unavailable = .serviceUnavailable("the Secret Service did not answer within 5 s")
+
+        let status = try f.vault.status(api)
+
+        #expect(status.state == .unknown)
+        #expect(status.state.rawValue == "unknown")
+        #expect(status.mode == nil)
+        #expect(status.message.contains("the Secret Service did not answer within 5 s"), "it must say why")
+        #expect(status.message.contains("may still be in the keyring"))
+    }
+
+    @Test func statusIsUnknownEvenWhenRestoredRecordSaysDevice() throws {
+        try f.given(api, recordedAs: .device)
+        f.sync.unavailable = .serviceUnavailable("no session bus")
+
+        let status = try f.vault.status(api)
+
+        #expect(status.state == .unknown)
+        #expect(status.mode == nil)
+    }
+
+    @Test func statusWhenDeviceSlotCannotBeLookedAtIsUnknown() throws {
+        f.device.unavailable = .unsafePermissions(path: "/state", detail: "its mode 755 lets others in")
+
+        let status = try f.vault.status(api)
+
+        #expect(status.state == .unknown)
+        #expect(status.mode == nil)
+        #expect(status.message.contains("device slot"))
+        #expect(status.message.contains("may still be there"))
+    }
+
+    // MARK: none
+
+    @Test func statusOnNewMachineWithRestoredRecordIsNone() throws {
+        // The config came back from a backup: the record says device, but this machine's device slot is empty
+        // and the keyring holds nothing either.
+        try f.given(api, recordedAs: .device)
+
+        let status = try f.vault.status(api)
+        let error = #expect(throws: VaultError.self) { try f.vault.read(api) }
+
+        #expect(status.state == .none)
+        #expect(status.state.rawValue == "none")
+        #expect(status.mode == nil)
+        #expect(error?.slotError == .empty(api))
+        #expect(f.gate.calls == 0)
+    }
+
+    @Test func statusOfNoValueNamesNoLocation() throws {
+        try f.given(api, recordedAs: .device)
+
+        let message = try f.vault.status(api).message.lowercased()
+
+        for place in ["device", "secret service", "keyring", "collection", "machine", "sync"] {
+            #expect(!message.contains(place), "the none message names '\(place)'")
+        }
+        #expect(message.contains("api"))
+    }
+
+    // MARK: What status never does
+
+    /// One set-up per state (and the locked and unreachable variants).
+    enum Scene: String, CaseIterable, Sendable {
+        case inSync, inLockedSync, inDevice, inDeviceProviderUnreachable, unknown, none
+    }
+
+    func arrange(_ scene: Scene) throws {
+        switch scene {
+        case .inSync:
+            f.sync.seed(api, "from sync")
+        case .inLockedSync:
+            f.sync.seed(api, "from sync")
+            f.sync.isLocked = true
+        case .inDevice:
+            f.device.seed(api, "from device")
+        case .inDeviceProviderUnreachable:
+            f.device.seed(api, "from device")
+            f.sync.unavailable = .serviceUnavailable("no provider")
+        case .unknown:
+            f.sync.unavailable = .serviceUnavailable("no provider")
+        case .none:
+            break
+        }
+        try f.given(api, recordedAs: .device)
+    }
+
+    @Test(arguments: Scene.allCases)
+    func statusNeverCallsTheGateNeverReadsAndNeverWrites(scene: Scene) throws {
+        try arrange(scene)
+
+        _ = try f.vault.status(api)
+
+        #expect(f.gate.calls == 0)
+        #expect(!f.log.entries.contains { $0.contains(".read ") })
+        #expect(f.log.changes.isEmpty)
+    }
+
+    @Test(arguments: Scene.allCases)
+    func statusAsksBothSlots(scene: Scene) throws {
+        try arrange(scene)
+
+        _ = try f.vault.status(api)
+
+        #expect(f.log.entries.contains("device.holding api"))
+        #expect(f.log.entries.contains("sync.holding api"))
+    }
+
+    @Test(arguments: Scene.allCases)
+    func statusNeverClaimsSyncOrBackup(scene: Scene) throws {
+        try arrange(scene)
+
+        let message = try f.vault.status(api).message.lowercased()
+
+        for word in Self.overclaims {
+            #expect(!message.contains(word), "the message claims '\(word)'")
+        }
+    }
+
+    @Test func statusMessagesOfTheFourStatesDifferInWords() throws {
+        var messages: [LocationStatus.State: String] = [:]
+        for scene in [Scene.inSync, .inDevice, .unknown, .none] {
+            let fixture = VaultFixture()
+            switch scene {
+            case .inSync: fixture.sync.seed(api, "x")
+            case .inDevice: fixture.device.seed(api, "x")
+            case .unknown: fixture.sync.unavailable = .serviceUnavailable("no provider")
+            default: break
+            }
+            let status = try fixture.vault.status(api)
+            messages[status.state] = status.message
+        }
+
+        #expect(Set(messages.keys) == [.inSlot, .cannotLeaveDevice, .unknown, .none])
+        // Not just different names in the same sentence: compare with the slot name taken out.
+        let words = messages.values.map { $0.replacingOccurrences(of: "'api'", with: "") }
+        #expect(Set(words).count == 4)
+    }
+}

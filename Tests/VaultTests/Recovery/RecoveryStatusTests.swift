@@ -1,0 +1,168 @@
+import Testing
+import Slots
+@testable import Vault
+
+/// Generating the recovery code, confirming it was copied, and what `recoveryStatus` may say about it.
+@Suite struct RecoveryStatusTests {
+    let f = VaultFixture()
+    let code = RecoveryCode.slot
+    var mark: CopiedMark { CopiedMark(folder: f.folder.appending("config")) }
+
+    // MARK: generateRecoveryCode
+
+    @Test(arguments: SlotMode.allCases)
+    func generateStoresACodeInTheRecoveryCodeSlot(mode: SlotMode) throws {
+        let outcome = try f.vault.generateRecoveryCode(mode: mode)
+
+        #expect(outcome.warning == nil)
+        let stored = try #require(f.slot(mode).value(of: code))
+        #expect(stored.count == 39)
+        #expect(stored.split(separator: "-").count == 8)
+        #expect(f.slot(mode.other).value(of: code) == nil)
+        #expect(try f.record.mode(of: code) == mode)
+        #expect(f.gate.calls == 0, "generating shows nothing, so it needs no presence check")
+    }
+
+    @Test func generateReplacesTheOldCode() throws {
+        f.device.seed(code, "OLDC-ODEO-LDCO-DEOL-DCOD-EOLD-CODE-OLDC")
+        try f.given(code, recordedAs: .device)
+
+        _ = try f.vault.generateRecoveryCode(mode: .device)
+
+        let stored = try #require(f.device.value(of: code))
+        #expect(stored != "OLDC-ODEO-LDCO-DEOL-DCOD-EOLD-CODE-OLDC")
+        #expect(stored.count == 39)
+    }
+
+    @Test func generateInTheOtherSlotRemovesTheOldCode() throws {
+        f.device.seed(code, "OLDC-ODEO-LDCO-DEOL-DCOD-EOLD-CODE-OLDC")
+        try f.given(code, recordedAs: .device)
+
+        _ = try f.vault.generateRecoveryCode(mode: .sync)
+
+        #expect(f.device.value(of: code) == nil)
+        #expect(f.sync.value(of: code) != nil)
+        #expect(try f.record.mode(of: code) == .sync)
+    }
+
+    @Test func twoGenerationsGiveDifferentCodes() throws {
+        _ = try f.vault.generateRecoveryCode(mode: .device)
+        let first = f.device.value(of: code)
+
+        _ = try f.vault.generateRecoveryCode(mode: .device)
+
+        #expect(f.device.value(of: code) != first)
+    }
+
+    // MARK: recoveryStatus: copied false / true / nil
+
+    @Test func statusWithoutACodeIsNoneAndNotCopied() throws {
+        let status = try f.vault.recoveryStatus(mark: mark)
+
+        #expect(status.location.state == .none)
+        #expect(status.copied == false)
+    }
+
+    @Test(arguments: SlotMode.allCases)
+    func newCodeIsNotCopied(mode: SlotMode) throws {
+        _ = try f.vault.generateRecoveryCode(mode: mode)
+
+        let status = try f.vault.recoveryStatus(mark: mark)
+
+        #expect(status.location.state == (mode == .sync ? .inSlot : .cannotLeaveDevice))
+        #expect(status.copied == false)
+    }
+
+    @Test(arguments: SlotMode.allCases)
+    func confirmedCodeIsCopied(mode: SlotMode) throws {
+        _ = try f.vault.generateRecoveryCode(mode: mode)
+
+        try f.vault.confirmRecoveryCopied(mark: mark)
+        let status = try f.vault.recoveryStatus(mark: mark)
+
+        #expect(status.copied == true)
+    }
+
+    @Test func generatingAgainAfterConfirmingIsNotCopied() throws {
+        _ = try f.vault.generateRecoveryCode(mode: .device)
+        try f.vault.confirmRecoveryCopied(mark: mark)
+
+        _ = try f.vault.generateRecoveryCode(mode: .device)
+        let status = try f.vault.recoveryStatus(mark: mark)
+
+        #expect(status.copied == false)
+    }
+
+    @Test func copiedIsUnknownWhenSyncCannotBeAskedAndDeviceIsEmpty() throws {
+        _ = try f.vault.generateRecoveryCode(mode: .sync)
+        try f.vault.confirmRecoveryCopied(mark: mark)
+        f.sync.unavailable = .serviceUnavailable("no provider")
+
+        let status = try f.vault.recoveryStatus(mark: mark)
+
+        #expect(status.location.state == .unknown)
+        #expect(status.copied == nil)
+    }
+
+    @Test func copiedIsUnknownWhenTheCodeIsInALockedCollection() throws {
+        _ = try f.vault.generateRecoveryCode(mode: .sync)
+        try f.vault.confirmRecoveryCopied(mark: mark)
+        f.sync.isLocked = true
+
+        let status = try f.vault.recoveryStatus(mark: mark)
+
+        #expect(status.location.state == .inSlot)
+        #expect(status.copied == nil)
+    }
+
+    @Test func copiedIsTrueWhenProviderIsUnreachableAndTheCodeIsInTheDeviceSlot() throws {
+        _ = try f.vault.generateRecoveryCode(mode: .device)
+        try f.vault.confirmRecoveryCopied(mark: mark)
+        f.sync.unavailable = .serviceUnavailable("no provider")
+
+        let status = try f.vault.recoveryStatus(mark: mark)
+
+        #expect(status.location.state == .cannotLeaveDevice)
+        #expect(status.copied == true)
+    }
+
+    @Test func recoveryStatusAndConfirmNeverCallTheGateAndNeverWriteASlot() throws {
+        _ = try f.vault.generateRecoveryCode(mode: .sync)
+        f.log.reset()
+
+        _ = try f.vault.recoveryStatus(mark: mark)
+        try f.vault.confirmRecoveryCopied(mark: mark)
+        _ = try f.vault.recoveryStatus(mark: mark)
+
+        #expect(f.gate.calls == 0)
+        #expect(f.log.changes.isEmpty)
+    }
+
+    // MARK: confirmRecoveryCopied refusals
+
+    @Test func confirmWithoutACodeIsEmpty() throws {
+        let error = #expect(throws: VaultError.self) { try f.vault.confirmRecoveryCopied(mark: mark) }
+
+        #expect(error?.slotError == .empty(code))
+        #expect(try mark.matches(RecoveryCode.generate()) == false)
+    }
+
+    @Test func confirmOfCodeInLockedCollectionIsRefusedAndMarksNothing() throws {
+        _ = try f.vault.generateRecoveryCode(mode: .sync)
+        f.sync.isLocked = true
+
+        let error = #expect(throws: VaultError.self) { try f.vault.confirmRecoveryCopied(mark: mark) }
+
+        #expect(error?.isLocked == true)
+        f.sync.isLocked = false
+        #expect(try f.vault.recoveryStatus(mark: mark).copied == false)
+    }
+
+    @Test func confirmWhenSyncCannotBeAskedAndDeviceIsEmptyCouldNotLook() throws {
+        f.sync.unavailable = .serviceUnavailable("no provider")
+
+        let error = #expect(throws: VaultError.self) { try f.vault.confirmRecoveryCopied(mark: mark) }
+
+        #expect(error?.couldNotLook?.reason == .serviceUnavailable("no provider"))
+    }
+}
