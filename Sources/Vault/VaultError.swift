@@ -12,6 +12,19 @@ public enum VaultError: Error, Sendable {
     case authenticationUnavailable(String)
     /// A configuration file is unreadable or invalid.
     case configuration(path: String, detail: String)
+    /// Too many failed attempts: every gated command is blocked until `until` (seconds since the epoch).
+    case blocked(until: Double, now: Double)
+    /// An authentication failure that was the one to start a block (reported as the failure, with the block
+    /// mentioned). Not an `indirect` case wrapping the failure: Swift 6.3 miscompiles that under typed throws.
+    case authenticationFailedAndBlocked(String, until: Double)
+    /// A consumer failure that started a block.
+    case consumerFailedAndBlocked(String, until: Double)
+    /// A policy check refused the request before any prompt (not allowed, remote origin, target not locked…).
+    case refused(String)
+    /// The vault is locked (`vaultctl lock`); only a few commands run until `vaultctl unlock`.
+    case vaultLocked
+    /// The program a secret was supplied to failed.
+    case consumerFailed(String)
     /// The input is not usable (secrets that do not match when typed twice, …).
     case badInput(String)
 }

@@ -21,6 +21,8 @@ struct ParsedArguments {
     var positionals: [String] = []
     var options: [String: String] = [:]
     var flags: Set<String> = []
+    /// How many positionals came before `--`, when there was one.
+    var positionalsBeforeDashDash: Int?
 
     func has(_ flag: String) -> Bool { flags.contains(flag) }
 }
@@ -43,6 +45,7 @@ enum ArgumentParser {
             }
             if word == "--" {
                 optionsEnded = true
+                out.positionalsBeforeDashDash = out.positionals.count
                 continue
             }
             var name = String(word.dropFirst(2))

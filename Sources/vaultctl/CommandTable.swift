@@ -1,6 +1,7 @@
 /// One command: the data the parser, the help screens and the dispatcher all read.
 struct Command: Sendable {
-    let name: String
+    let kind: CommandKind
+    var name: String { kind.rawValue }
     /// Usage line after `vaultctl `.
     let synopsis: String
     let abstract: String
@@ -17,15 +18,17 @@ enum CommandTable {
         "where to keep it: device (sealed file bound to this machine, the default) or sync (Secret Service item)")
 
     static let all: [Command] = [
-        Command(name: "store", synopsis: "store SLOT [--mode device|sync]",
+        Command(kind: .store, synopsis: "store SLOT [--mode device|sync]",
                 abstract: "Store a secret in a slot, replacing any old value.",
                 discussion: """
                 The secret is read from standard input when it is not a terminal (the exact bytes, nothing \
                 trimmed), otherwise asked twice with echo off. It is never taken from arguments. After the new \
                 value is written and recorded, any copy in the other slot is removed.
                 """,
-                positionals: 1...1, options: [modeOption], run: StoreCommand.run),
-        Command(name: "read", synopsis: "read SLOT",
+                positionals: 1...1,
+                options: [modeOption, .flag("allow-supply", "let 'vaultctl supply' and 'askpass' hand this slot to other programs")],
+                run: StoreCommand.run),
+        Command(kind: .read, synopsis: "read SLOT",
                 abstract: "Print a secret after a fresh PAM authentication.",
                 discussion: """
                 Every read authenticates you again through PAM (service 'vaultctl'). The password comes from \
@@ -33,15 +36,15 @@ enum CommandTable {
                 output, with a newline added only when it is a terminal.
                 """,
                 positionals: 1...1, options: [], run: ReadCommand.run),
-        Command(name: "delete", synopsis: "delete SLOT",
+        Command(kind: .delete, synopsis: "delete SLOT",
                 abstract: "Remove a secret from both slots.",
                 discussion: "Removes the value from the device slot and the Secret Service, and its record.",
                 positionals: 1...1, options: [], run: DeleteCommand.run),
-        Command(name: "list", synopsis: "list [--json]",
+        Command(kind: .list, synopsis: "list [--json]",
                 abstract: "List slot names and where each is kept (never the secrets).",
                 discussion: "One line per slot and mode. With --json, a document for programs.",
                 positionals: 0...0, options: [.flag("json", "print JSON")], run: ListCommand.run),
-        Command(name: "status", synopsis: "status SLOT [--json]",
+        Command(kind: .status, synopsis: "status SLOT [--json]",
                 abstract: "Say where a secret is, as far as vaultctl can know. Never prompts.",
                 discussion: """
                 States: in-slot (an item in the Secret Service; whether it reaches other devices depends on the \
@@ -50,7 +53,7 @@ enum CommandTable {
                 Exit 0 whenever it answered.
                 """,
                 positionals: 1...1, options: [.flag("json", "print JSON")], run: StatusCommand.run),
-        Command(name: "move", synopsis: "move SLOT --to device|sync",
+        Command(kind: .move, synopsis: "move SLOT --to device|sync",
                 abstract: "Move a secret to the other slot (after PAM), verifying before the old copy goes.",
                 discussion: """
                 Writes the target slot, reads it back and compares, updates the record, then deletes the \
@@ -59,29 +62,79 @@ enum CommandTable {
                 positionals: 1...1,
                 options: [.value("to", "MODE", choices: ["device", "sync"], "the slot to move it to")],
                 run: MoveCommand.run),
-        Command(name: "recovery generate", synopsis: "recovery generate [--mode device|sync]",
+        Command(kind: .recoveryGenerate, synopsis: "recovery generate [--mode device|sync]",
                 abstract: "Store a new random recovery code in slot 'recovery-code' (not shown).",
                 discussion: """
                 160 random bits as 32 letters in groups of four, replacing any old code. Show it with \
                 'vaultctl recovery show', write it down, then run 'vaultctl recovery confirm-copied'.
                 """,
                 positionals: 0...0, options: [modeOption], run: RecoveryCommand.generate),
-        Command(name: "recovery show", synopsis: "recovery show",
+        Command(kind: .recoveryShow, synopsis: "recovery show",
                 abstract: "Print the recovery code after a fresh PAM authentication.",
                 discussion: "",
                 positionals: 0...0, options: [], run: RecoveryCommand.show),
-        Command(name: "recovery status", synopsis: "recovery status [--json]",
+        Command(kind: .recoveryStatus, synopsis: "recovery status [--json]",
                 abstract: "Where the recovery code is, and whether you marked this code as copied.",
                 discussion: """
                 The copied mark counts only for the code it was made for: a new code clears it. 'copied' is \
                 null when the code could not be checked (the keyring is locked or unreachable).
                 """,
                 positionals: 0...0, options: [.flag("json", "print JSON")], run: RecoveryCommand.status),
-        Command(name: "recovery confirm-copied", synopsis: "recovery confirm-copied",
+        Command(kind: .recoveryConfirmCopied, synopsis: "recovery confirm-copied",
                 abstract: "Mark the current recovery code as written down.",
                 discussion: "",
                 positionals: 0...0, options: [], run: RecoveryCommand.confirmCopied),
-        Command(name: "help", synopsis: "help [COMMAND]",
+        Command(kind: .supply, synopsis: "supply SLOT [--if-locked CHECK] -- COMMAND [ARG…]",
+                abstract: "Run COMMAND with the secret on its standard input, after every check and PAM.",
+                discussion: """
+                In this order, each refused before any prompt: the slot allows supply (see allow-supply); the \
+                session is nearby (not a remote login); the rate limit does not block; with --if-locked, CHECK \
+                (run by /bin/sh) exits 0, meaning the target still needs the secret. Then PAM, then CHECK \
+                again right before delivery. The secret goes to COMMAND's stdin followed by EOF, never to its \
+                arguments or environment. COMMAND failing is exit 1 and counts as a failed attempt.
+                """,
+                positionals: 2...Int.max,
+                options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked")],
+                run: SupplyCommand.supply),
+        Command(kind: .askpass, synopsis: "askpass SLOT [PROMPT] [--if-locked CHECK]",
+                abstract: "Print a secret for SSH_ASKPASS / SUDO_ASKPASS / GIT_ASKPASS, after the supply checks.",
+                discussion: """
+                The same checks as supply, then the secret on stdout. PROMPT (what the asking program passes) is \
+                recorded nowhere and only shown in the PAM prompt's context.
+                """,
+                positionals: 1...2,
+                options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked")],
+                run: SupplyCommand.askpass),
+        Command(kind: .allowSupply, synopsis: "allow-supply SLOT on|off",
+                abstract: "Allow or forbid handing a slot to other programs (turning it on needs PAM).",
+                discussion: "The permission is kept on this machine (in the state folder); the default comes from the policy.",
+                positionals: 2...2, options: [], run: SupplyCommand.allow),
+        Command(kind: .lock, synopsis: "lock",
+                abstract: "Lock the vault (and ask the Secret Service to lock its collection). No password.",
+                discussion: """
+                Works from anywhere and asks nothing. While locked only status, list, lock, unlock, log and help \
+                run; everything else is refused with 77 until 'vaultctl unlock'.
+                """,
+                positionals: 0...0, options: [], run: LockCommand.lock),
+        Command(kind: .unlock, synopsis: "unlock",
+                abstract: "Unlock the vault: needs a nearby session and PAM.",
+                discussion: "",
+                positionals: 0...0, options: [], run: LockCommand.unlock),
+        Command(kind: .log, synopsis: "log [--json] [--limit N]",
+                abstract: "Show the audit log: gated commands, refusals and supplies (never secrets).",
+                discussion: "",
+                positionals: 0...0,
+                options: [.flag("json", "print JSON lines"), .value("limit", "N", "show the newest N entries (default 50)")],
+                run: LogCommand.run),
+        Command(kind: .policyCheck, synopsis: "policy check [FILE]",
+                abstract: "Check a policy document (default: the one in effect).",
+                discussion: """
+                The policy (remote ranges, rate-limit numbers, per-slot defaults) is $XDG_CONFIG_HOME/vaultctl/policy.json \
+                when present, else the built-in default (policy/default.json). An unknown version or key rejects the whole \
+                document (78).
+                """,
+                positionals: 0...1, options: [], run: PolicyCommand.check),
+        Command(kind: .help, synopsis: "help [COMMAND]",
                 abstract: "Show help for vaultctl or one command.",
                 discussion: "",
                 positionals: 0...2, options: [], run: HelpCommand.run),

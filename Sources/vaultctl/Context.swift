@@ -1,15 +1,48 @@
 import Slots
 import Vault
 
-/// What a command runs against: the vault built from the environment, and the output.
-///
-/// Built lazily so that `help` and usage errors touch no files, no bus and no PAM.
+/// What a command runs against, built lazily from the environment so that `help` and usage errors touch
+/// no files, no bus and no PAM, and `status` never builds a password source.
 final class Context {
-    private var built: Vault?
+    let locations = Locations.fromEnvironment()
+    let clock: any Clock = SystemClock()
+    private var builtVault: Vault?
+    private var builtPolicy: Policy?
+    private var builtOrigin: Origin?
+
+    func policy() throws(CommandFailure) -> Policy {
+        if let builtPolicy { return builtPolicy }
+        do {
+            let p = try Policy.load(configFolder: locations.config)
+            builtPolicy = p
+            return p
+        } catch {
+            throw ErrorReport.failure(error)
+        }
+    }
+
+    func limiter() throws(CommandFailure) -> RateLimiter {
+        RateLimiter(stateFolder: locations.state, policy: try policy().rateLimit, clock: clock)
+    }
+
+    func supplyState() throws(CommandFailure) -> SupplyState {
+        SupplyState(stateFolder: locations.state, allowByDefault: try policy().allowSupplyByDefault)
+    }
+
+    var audit: AuditLog { AuditLog(folder: locations.state) }
+    var vaultLock: VaultLock { VaultLock(folder: locations.state) }
+
+    /// Where this session comes from, judged by the policy's ranges.
+    func origin() throws(CommandFailure) -> Origin {
+        if let builtOrigin { return builtOrigin }
+        let p = try policy()
+        let o = OriginJudge.judge(SystemOriginProbe().gather(), remoteRanges: p.remoteRanges, nearbyRanges: p.nearbyRanges)
+        builtOrigin = o
+        return o
+    }
 
     func vault() throws(CommandFailure) -> Vault {
-        if let built { return built }
-        let locations = Locations.fromEnvironment()
+        if let builtVault { return builtVault }
         let machine: MachineIdentity
         do { machine = try MachineIdentity.current() } catch {
             throw CommandFailure(code: .config, message: "\(SlotErrorText.describe(error)) vaultctl binds device slots to it.")
@@ -17,16 +50,17 @@ final class Context {
         guard let user = PAMGate.invokingUser() else {
             throw CommandFailure(code: .config, message: "Your user id has no entry in the user database, so PAM cannot authenticate you.")
         }
+        let pam = PAMGate(source: PasswordSource.fromEnvironment(), user: user)
         let v = Vault(device: SealedFileSlot(folder: locations.state, machine: machine),
                       sync: SecretServiceSlot(),
                       record: ModeRecord(folder: locations.config),
-                      gate: PAMGate(source: PasswordSource.fromEnvironment(), user: user))
-        built = v
+                      gate: RateLimitedGate(pam, limiter: try limiter()))
+        builtVault = v
         return v
     }
 
     func copiedMark() -> CopiedMark {
-        CopiedMark(folder: Locations.fromEnvironment().config)
+        CopiedMark(folder: locations.config)
     }
 
     func slotName(_ raw: String) throws(CommandFailure) -> SlotName {

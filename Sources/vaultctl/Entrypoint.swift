@@ -1,3 +1,6 @@
+import Slots
+import Vault
+
 /// Dispatches the words after `vaultctl` to a command and turns any failure into one stderr line.
 enum Entrypoint {
     static func run(_ words: [String]) -> ExitCode {
@@ -45,6 +48,52 @@ enum Entrypoint {
             return
         }
         let parsed = try ArgumentParser.parse(rest, for: command)
-        try command.run(parsed, Context())
+        let context = Context()
+        do {
+            try admit(command.kind, context)
+            try command.run(parsed, context)
+        } catch {
+            // A usage error never ran the command: it writes nothing, not even a log line.
+            if command.kind.isAudited && error.code != .usage { record(command.kind, parsed, context, failure: error) }
+            throw error
+        }
+        if command.kind.isAudited { record(command.kind, parsed, context, failure: nil) }
+    }
+
+    /// The checks before any command runs: the vault lock's allow-list, then the rate limit for gated
+    /// commands (75 with no prompt while blocked).
+    static func admit(_ kind: CommandKind, _ context: Context) throws(CommandFailure) {
+        if !kind.allowedWhileLocked {
+            let locked: Bool
+            do { locked = try context.vaultLock.isLocked() } catch { throw ErrorReport.failure(error) }
+            if locked { throw ErrorReport.failure(VaultError.vaultLocked) }
+        }
+        if kind.isGated {
+            do { try context.limiter().check() } catch let e as CommandFailure { throw e } catch {
+                throw ErrorReport.unexpected(error)
+            }
+        }
+    }
+
+    /// One audit line: command, slot, origin, result, reason (the error's one line; never a secret).
+    static func record(_ kind: CommandKind, _ parsed: ParsedArguments, _ context: Context, failure: CommandFailure?) {
+        let slot: String?
+        switch kind {
+        case .recoveryShow: slot = RecoveryCode.slot.rawValue
+        default: slot = parsed.positionals.first.flatMap { SlotName($0)?.rawValue }
+        }
+        let origin = (try? context.origin().description) ?? "unknown origin"
+        let result: String
+        switch failure?.code {
+        case nil: result = "ok"
+        case .denied?, .tryLater?: result = failure!.message.hasPrefix("Authentication failed") ? "failed" : "refused"
+        case .failure?: result = "failed"
+        default: result = "error"
+        }
+        let entry = AuditEntry(time: TimeText.iso8601(context.clock.now()), command: kind.rawValue, slot: slot,
+                               origin: origin, result: result, reason: failure?.message)
+        do { try context.audit.append(entry) } catch {
+            Output.err("vaultctl: warning: could not write the audit log: \(ErrorReport.failure(error).message)\n")
+        }
     }
 }

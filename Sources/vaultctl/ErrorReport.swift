@@ -22,7 +22,30 @@ enum ErrorReport {
             return CommandFailure(code: .config, message: "\(path): \(detail).")
         case .badInput(let why):
             return CommandFailure(code: .dataError, message: why)
+        case .blocked(let until, let now):
+            return CommandFailure(code: .tryLater, message:
+                "Too many failed attempts: gated commands are blocked until \(TimeText.localClock(until)) (in \(TimeText.duration(until - now))); try again then.")
+        case .authenticationFailedAndBlocked(let why, let until):
+            return CommandFailure(code: .denied, message:
+                "Authentication failed: \(why). That was too many failures: gated commands are blocked until \(TimeText.localClock(until)).")
+        case .consumerFailedAndBlocked(let why, let until):
+            return CommandFailure(code: .failure, message:
+                "\(why). That was too many failures: gated commands are blocked until \(TimeText.localClock(until)).")
+        case .refused(let why):
+            return CommandFailure(code: .denied, message: "Refused: \(why).")
+        case .vaultLocked:
+            return CommandFailure(code: .denied, message: "The vault is locked; run 'vaultctl unlock' (from this machine) first.")
+        case .consumerFailed(let why):
+            return CommandFailure(code: .failure, message: "\(why).")
         }
+    }
+
+    /// For `do` blocks that mix error types: a `CommandFailure` or `VaultError` as such, anything else as 1.
+    static func unexpected(_ error: any Error) -> CommandFailure {
+        if let e = error as? CommandFailure { return e }
+        if let e = error as? VaultError { return failure(e) }
+        if let e = error as? SlotError { return failure(e) }
+        return CommandFailure(code: .failure, message: "Unexpected error: \(error).")
     }
 
     static func failure(_ error: SlotError) -> CommandFailure {

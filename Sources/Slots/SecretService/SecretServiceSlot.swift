@@ -58,6 +58,24 @@ public struct SecretServiceSlot: Slot {
         }
     }
 
+    /// Asks the provider to lock its default collection (what `vaultctl lock` does beside its own lock).
+    /// The corresponding C function is `secret_service_lock_sync`.
+    public func lockDefaultCollection() throws(SlotError) {
+        try Watchdog.run(seconds: timeout, "locking the default collection") {
+            Result { () throws(SlotError) in
+                let session = try Session.open()
+                if secret_collection_get_locked(session.collection) != 0 { return }
+                let objects = g_list_append(nil, UnsafeMutableRawPointer(session.collection))
+                defer { g_list_free(objects) }
+                var error: UnsafeMutablePointer<GError>?
+                var locked: UnsafeMutablePointer<GList>?
+                _ = secret_service_lock_sync(session.service, objects, nil, &locked, &error)
+                if let locked { g_list_free_full(locked, g_object_unref) }
+                if error != nil { throw .serviceUnavailable(Session.take(error, "locking the default collection")) }
+            }
+        }
+    }
+
     public func read(_ name: SlotName) throws(SlotError) -> SecretBytes {
         let value = try Watchdog.run(seconds: timeout, "reading slot '\(name)'") {
             Result { () throws(SlotError) -> SendableSecret in

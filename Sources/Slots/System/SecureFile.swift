@@ -116,6 +116,31 @@ public enum SecureFile {
         return true
     }
 
+    /// Appends to a private file (created 0600), refusing one that is not private. The caller holds a lock
+    /// if several writers may append at once.
+    public static func append(_ path: String, _ bytes: UnsafeRawBufferPointer) throws(SlotError) {
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
+        if fd < 0 {
+            let e = errno
+            if e == ELOOP { throw .unsafePermissions(path: path, detail: "it is a symbolic link") }
+            throw .io(path: path, errno: e, operation: "open")
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw .io(path: path, errno: errno, operation: "inspect") }
+        try checkPrivate(path: path, st, wantDirectory: false)
+        var written = 0
+        while written < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .io(path: path, errno: errno, operation: "append to")
+            }
+            written += n
+        }
+        if fsync(fd) != 0 { throw .io(path: path, errno: errno, operation: "fsync") }
+    }
+
     /// `write` for bytes that are not secret (sealed files).
     public static func write(_ path: String, _ bytes: [UInt8]) throws(SlotError) {
         let copy = SecretBytes(capacity: bytes.count)

@@ -42,7 +42,7 @@ public struct PAMGate: PresenceGate {
         if let failure = context.failure { throw failure }
         switch rc {
         case PAM_AUTH_ERR, PAM_USER_UNKNOWN, PAM_MAXTRIES, PAM_CRED_INSUFFICIENT:
-            throw .authenticationFailed("authentication as '\(user)' failed (\(text))")
+            throw .authenticationFailed("PAM rejected the password for '\(user)' (\(text))")
         case PAM_ACCT_EXPIRED, PAM_NEW_AUTHTOK_REQD, PAM_PERM_DENIED, PAM_AUTHINFO_UNAVAIL:
             throw .authenticationFailed("PAM refused '\(user)': \(text)")
         default:

@@ -6,5 +6,7 @@ enum DeleteCommand {
         let name = try context.slotName(args.positionals[0])
         let vault = try context.vault()
         do { try vault.delete(name) } catch { throw ErrorReport.failure(error) }
+        // The permission and last supply go with the value (a new value must be allowed again).
+        do { try context.supplyState().forget(name) } catch { throw ErrorReport.unexpected(error) }
     }
 }

@@ -8,7 +8,21 @@ enum StatusCommand {
         let vault = try context.vault()
         let status: LocationStatus
         do { status = try vault.status(name) } catch { throw ErrorReport.failure(error) }
-        Output.out(args.has("json") ? "\(json(status))\n" : "\(status.state.rawValue): \(status.message)\n")
+        // Supply facts are shown only when the slot was ever allowed or supplied.
+        let supply = try context.supplyState()
+        let allowed = (try? supply.isAllowed(name)) ?? false
+        let last = try? supply.lastSupply(name)
+        if args.has("json") {
+            let lastJSON = last.flatMap { $0 }.map {
+                "{\"time\":\(JSON.string(TimeText.iso8601($0.time))),\"origin\":\(JSON.string($0.origin))}"
+            } ?? "null"
+            Output.out("\(json(status, extra: [("allowSupply", allowed ? "true" : "false"), ("lastSupply", lastJSON)]))\n")
+        } else {
+            var line = "\(status.state.rawValue): \(status.message)"
+            if allowed { line += " It may be supplied to other programs." }
+            if let l = last.flatMap({ $0 }) { line += " Last supplied \(TimeText.iso8601(l.time)) (\(l.origin))." }
+            Output.out(line + "\n")
+        }
     }
 
     /// The status object; `extra` adds fields (for the recovery code's `copied`).

@@ -13,6 +13,9 @@ enum StoreCommand {
             throw ErrorReport.failure(error)
         }
         if let warning = outcome.warning { Output.err("vaultctl: warning: \(warning)\n") }
+        if args.has("allow-supply") {
+            do { try context.supplyState().setAllowed(name, true) } catch { throw ErrorReport.unexpected(error) }
+        }
     }
 
     static func readNewSecret(for name: SlotName) throws(CommandFailure) -> SecretBytes {

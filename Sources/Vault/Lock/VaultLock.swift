@@ -1,0 +1,39 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Slots
+
+/// The vault's own lock: a marker file `<state>/locked`. Locking is cheap and allowed from anywhere;
+/// unlocking needs a nearby origin and PAM (the CLI enforces that).
+public struct VaultLock: Sendable {
+    public let folder: String
+    var path: String { "\(folder)/locked" }
+
+    public init(folder: String) {
+        self.folder = folder
+    }
+
+    public func isLocked() throws(VaultError) -> Bool {
+        do {
+            guard try SecureFile.privateFolderExists(folder) else { return false }
+            var st = stat()
+            return lstat(path, &st) == 0
+        } catch {
+            throw .slot(error)
+        }
+    }
+
+    public func lock(time: Double, origin: String) throws(VaultError) {
+        let text = Array("locked at \(TimeText.iso8601(time)) from \(origin)\n".utf8)
+        do {
+            try SecureFile.ensurePrivateFolder(folder)
+            try SecureFile.write(path, text)
+        } catch {
+            throw .slot(error)
+        }
+    }
+
+    public func unlock() throws(VaultError) {
+        do { try SecureFile.remove(path) } catch { throw .slot(error) }
+    }
+}

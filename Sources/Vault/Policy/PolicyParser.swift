@@ -1,0 +1,223 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension Policy {
+    /// Parses a whole document; any unknown key / version / bad value throws, naming the key path (e.g. "rateLimit.failurez").
+    ///
+    /// Throws `.configuration(path:detail:)` with `path` as given and a one-line `detail` (no final period),
+    /// such as `unknown key "rateLimit.failurez"; remove it or fix its spelling (this vaultctl knows:
+    /// failures, windowSeconds, blockSeconds)`. The checks run in this order: size, nesting, JSON syntax
+    /// (`JSONDecoder`, then a trailing comma, which it lets pass), duplicate keys, `version`, then each level's unknown keys before its values. When several keys are
+    /// unknown at one level, the first in sorted order is named. Never traps, whatever the bytes.
+    public static func parse(_ bytes: UnsafeRawBufferPointer, path: String) throws(VaultError) -> Policy {
+        do {
+            return try PolicyParser.parse(bytes)
+        } catch {
+            throw .configuration(path: path, detail: error.detail)
+        }
+    }
+}
+
+/// Why a document was rejected, in the words of `VaultError.configuration`'s detail.
+struct PolicyProblem: Error {
+    let detail: String
+}
+
+/// Reads a policy document: the raw checks, then the JSON value against the version 1 shape by hand.
+enum PolicyParser {
+    static let topKeys = ["version", "origin", "rateLimit", "slotDefaults"]
+    static let originKeys = ["remoteRanges", "nearbyRanges"]
+    static let rateLimitKeys = ["failures", "windowSeconds", "blockSeconds"]
+    static let slotDefaultsKeys = ["allowSupply"]
+
+    static func parse(_ bytes: UnsafeRawBufferPointer) throws(PolicyProblem) -> Policy {
+        guard bytes.count <= Policy.maximumDocumentSize else {
+            throw PolicyProblem(detail: "it is larger than 64 KiB, more than any policy needs")
+        }
+        guard bytes.contains(where: { !isWhitespace($0) }) else {
+            throw PolicyProblem(detail: "not valid JSON (it is empty)")
+        }
+        let shape = JSONShape(bytes)
+        if shape.tooDeep {
+            throw PolicyProblem(detail: "not valid JSON for a policy (it nests deeper than \(JSONShape.maximumDepth) levels)")
+        }
+        let value: JSONValue
+        do {
+            value = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
+            throw PolicyProblem(detail: "not valid JSON (the value of \(quoted(path(context.codingPath))) cannot be read: a number too large, or a string that is not valid)")
+        } catch {
+            throw PolicyProblem(detail: "not valid JSON")
+        }
+        if let line = shape.trailingCommaLine {
+            throw PolicyProblem(detail: "not valid JSON (line \(line) has a comma before a closing \"}\" or \"]\"; remove it)")
+        }
+        if let duplicate = shape.duplicateKeyPath {
+            throw PolicyProblem(detail: "duplicate key \(quoted(duplicate)); keep only one (JSON readers disagree on which one counts)")
+        }
+        return try read(value)
+    }
+
+    /// The version 1 shape; starts from `builtIn` and replaces each field the document gives.
+    static func read(_ value: JSONValue) throws(PolicyProblem) -> Policy {
+        guard case .object(let top) = value else {
+            throw PolicyProblem(detail: "the document must be a JSON object such as {\"version\": \(Policy.version)}, not \(value.kind)")
+        }
+        try checkVersion(top["version"])
+        try rejectUnknownKeys(top, known: topKeys, at: "")
+
+        var policy = Policy.builtIn
+        if let origin = top["origin"] {
+            let members = try object(origin, at: "origin")
+            try rejectUnknownKeys(members, known: originKeys, at: "origin")
+            if let ranges = members["remoteRanges"] {
+                policy.remoteRanges = try rangeList(ranges, at: "origin.remoteRanges", mayBeEmpty: false)
+            }
+            if let ranges = members["nearbyRanges"] {
+                policy.nearbyRanges = try rangeList(ranges, at: "origin.nearbyRanges", mayBeEmpty: true)
+            }
+        }
+        if let rateLimit = top["rateLimit"] {
+            let members = try object(rateLimit, at: "rateLimit")
+            try rejectUnknownKeys(members, known: rateLimitKeys, at: "rateLimit")
+            if let v = members["failures"] {
+                policy.rateLimit.failures = try wholeNumber(v, in: 1...100, at: "rateLimit.failures", unit: "")
+            }
+            if let v = members["windowSeconds"] {
+                policy.rateLimit.windowSeconds = try wholeNumber(v, in: 1...86400, at: "rateLimit.windowSeconds",
+                                                                 unit: " of seconds")
+            }
+            if let v = members["blockSeconds"] {
+                policy.rateLimit.blockSeconds = try wholeNumber(v, in: 1...86400, at: "rateLimit.blockSeconds",
+                                                                unit: " of seconds")
+            }
+        }
+        if let slotDefaults = top["slotDefaults"] {
+            let members = try object(slotDefaults, at: "slotDefaults")
+            try rejectUnknownKeys(members, known: slotDefaultsKeys, at: "slotDefaults")
+            if let v = members["allowSupply"] {
+                guard case .bool(let allow) = v else {
+                    throw PolicyProblem(detail: "\(quoted("slotDefaults.allowSupply")) must be true or false, not \(v.kind)")
+                }
+                policy.allowSupplyByDefault = allow
+            }
+        }
+        return policy
+    }
+
+    private static func checkVersion(_ value: JSONValue?) throws(PolicyProblem) {
+        let reads = "it reads version \(Policy.version)"
+        switch value {
+        case nil:
+            throw PolicyProblem(detail: "\(quoted("version")) is missing; add \"version\": \(Policy.version) (\(reads))")
+        case .integer(let v)?:
+            guard v == Policy.version else {
+                throw PolicyProblem(detail: "version \(v) is not one this vaultctl reads (\(reads))")
+            }
+        case .number(let v)?:
+            throw PolicyProblem(detail: "version \(v) is not one this vaultctl reads (\(reads))")
+        case let other?:
+            throw PolicyProblem(detail: "\(quoted("version")) must be the number \(Policy.version), not \(other.kind) (\(reads))")
+        }
+    }
+
+    private static func rejectUnknownKeys(_ members: [String: JSONValue], known: [String], at parent: String) throws(PolicyProblem) {
+        guard let unknown = members.keys.filter({ !known.contains($0) }).sorted().first else { return }
+        let keyPath = parent.isEmpty ? unknown : "\(parent).\(unknown)"
+        throw PolicyProblem(detail: "unknown key \(quoted(keyPath)); remove it or fix its spelling (this vaultctl knows: \(known.joined(separator: ", ")))")
+    }
+
+    private static func object(_ value: JSONValue, at keyPath: String) throws(PolicyProblem) -> [String: JSONValue] {
+        guard case .object(let members) = value else {
+            throw PolicyProblem(detail: "\(quoted(keyPath)) must be an object, not \(value.kind)")
+        }
+        return members
+    }
+
+    private static func wholeNumber(_ value: JSONValue, in range: ClosedRange<Int>, at keyPath: String,
+                                    unit: String) throws(PolicyProblem) -> Int {
+        guard case .integer(let v) = value, range.contains(v) else {
+            throw PolicyProblem(detail: "\(quoted(keyPath)) must be a whole number\(unit) from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return v
+    }
+
+    private static func rangeList(_ value: JSONValue, at keyPath: String, mayBeEmpty: Bool) throws(PolicyProblem) -> [IPRange] {
+        guard case .array(let items) = value else {
+            throw PolicyProblem(detail: "\(quoted(keyPath)) must be an array of CIDR ranges such as \"100.64.0.0/10\", not \(value.kind)")
+        }
+        guard mayBeEmpty || !items.isEmpty else {
+            throw PolicyProblem(detail: "\(quoted(keyPath)) must list at least one range; leave it out to use the built-in ones")
+        }
+        guard items.count <= Policy.maximumRangeCount else {
+            throw PolicyProblem(detail: "\(quoted(keyPath)) lists \(items.count) ranges; at most \(Policy.maximumRangeCount) are allowed")
+        }
+        var ranges: [IPRange] = []
+        for (i, item) in items.enumerated() {
+            let itemPath = "\(keyPath)[\(i)]"
+            guard case .string(let text) = item else {
+                throw PolicyProblem(detail: "\(quoted(itemPath)) must be a CIDR range such as \"100.64.0.0/10\" written as a string, not \(item.kind)")
+            }
+            guard text.utf8.count <= 64, let range = IPRange(text) else {
+                throw PolicyProblem(detail: "\(quoted(itemPath)) is \(quoted(text)), not a CIDR range such as \"100.64.0.0/10\" or \"fd7a:115c:a1e0::/48\"")
+            }
+            ranges.append(range)
+        }
+        return ranges
+    }
+
+    // MARK: Words
+
+    /// `"text"` on one line: quotes, backslashes and control characters escaped as in JSON, long text cut.
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        var count = 0
+        for scalar in text.unicodeScalars {
+            if count == 80 {
+                out += "…"
+                break
+            }
+            count += 1
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) || scalar.properties.generalCategory == .lineSeparator
+                    || scalar.properties.generalCategory == .paragraphSeparator || scalar.properties.generalCategory == .format {
+                    out += "\\u" + hex4(scalar.value)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+
+    private static func hex4(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
+    /// `origin.remoteRanges[2]` from a decoder's coding path.
+    private static func path(_ codingPath: [any CodingKey]) -> String {
+        var out = ""
+        for key in codingPath {
+            if let index = key.intValue {
+                out += "[\(index)]"
+            } else {
+                out += out.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return out
+    }
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0a || byte == 0x0d || byte == 0x09
+    }
+}

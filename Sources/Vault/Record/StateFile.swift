@@ -1,0 +1,61 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Slots
+
+/// A small private JSON document in one of vaultctl's folders, read and updated under an exclusive `flock`
+/// and written atomically. Used for the rate limit and the supply permissions.
+struct StateFile<Document: Codable & Sendable>: Sendable {
+    let folder: String
+    let name: String
+    let empty: Document
+
+    var path: String { "\(folder)/\(name)" }
+
+    /// The document, or `empty` when there is none.
+    func load() throws(VaultError) -> Document {
+        do {
+            guard try SecureFile.privateFolderExists(folder),
+                  let bytes = try SecureFile.read(path, maximumCount: 1024 * 1024) else { return empty }
+            return try decode(bytes)
+        } catch let e as SlotError {
+            throw .slot(e)
+        } catch let e as VaultError {
+            throw e
+        } catch {
+            throw .configuration(path: path, detail: "\(error)")
+        }
+    }
+
+    /// Reads, changes and writes the document while holding the lock, so concurrent processes lose nothing.
+    @discardableResult
+    func update<R>(_ change: (inout Document) -> R) throws(VaultError) -> R {
+        do {
+            try SecureFile.ensurePrivateFolder(folder)
+            let lock = try FileLock(path: "\(folder)/.\(name).lock")
+            defer { lock.release() }
+            var doc = empty
+            if let bytes = try SecureFile.read(path, maximumCount: 1024 * 1024) { doc = try decode(bytes) }
+            let result = change(&doc)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            try SecureFile.write(path, Array(try encoder.encode(doc)))
+            return result
+        } catch let e as SlotError {
+            throw .slot(e)
+        } catch let e as VaultError {
+            throw e
+        } catch {
+            throw .configuration(path: path, detail: "\(error)")
+        }
+    }
+
+    private func decode(_ bytes: SecretBytes) throws(VaultError) -> Document {
+        guard let doc = try? JSONDecoder().decode(Document.self, from: bytes.withUnsafeBytes { Data($0) }) else {
+            throw .configuration(path: path, detail: "it is damaged; remove it (vaultctl starts it afresh)")
+        }
+        return doc
+    }
+}

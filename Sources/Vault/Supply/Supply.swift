@@ -1,0 +1,65 @@
+import Slots
+
+/// What the ordered supply checks need: the per-slot permission, where the request comes from, the rate
+/// limit, and (optionally) the target's own "am I still locked?" check.
+public struct SupplyChecks: Sendable {
+    public let permissions: SupplyState
+    public let origin: Origin
+    public let limiter: RateLimiter
+    public let target: TargetCheck?
+    let clock: any Clock
+
+    public init(permissions: SupplyState, origin: Origin, limiter: RateLimiter, target: TargetCheck?,
+                clock: any Clock = SystemClock()) {
+        self.permissions = permissions
+        self.origin = origin
+        self.limiter = limiter
+        self.target = target
+        self.clock = clock
+    }
+}
+
+extension Vault {
+    /// Hands the secret in `name` to `deliver`, only after, in this order: the slot allows supply; the origin
+    /// is nearby; the rate limit does not block; the target is still locked — each refused before any
+    /// prompt — then PAM, then the target check again right before delivery.
+    ///
+    /// `deliver` returns nil on success or a description of the consumer's failure; a failure counts
+    /// against the rate limit. On success the slot's last supply (time, origin) is recorded.
+    public func supply(_ name: SlotName, checks: SupplyChecks,
+                       deliver: (SecretBytes) -> String?) throws(VaultError) {
+        guard try checks.permissions.isAllowed(name) else {
+            throw .refused("slot '\(name)' may not be supplied to other programs; allow it with 'vaultctl allow-supply \(name) on'")
+        }
+        guard checks.origin.verdict == .nearby else {
+            throw .refused("this request comes from a remote session (\(checks.origin.description)); supply secrets only from this machine or the local network")
+        }
+        try checks.limiter.check()
+        if let target = checks.target {
+            let (locked, status) = target.stillLocked()
+            guard locked else {
+                throw .refused("the target is not locked (the --if-locked check exited \(status)), so nothing was supplied")
+            }
+        }
+        let (mode, locked) = try locate(name)
+        if locked {
+            throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
+        }
+        try gate.verify(reason: "supply slot '\(name)'")
+        if let target = checks.target {
+            let (stillLocked, status) = target.stillLocked()
+            guard stillLocked else {
+                throw .refused("the target was unlocked while you authenticated (the --if-locked check exited \(status)), so nothing was supplied")
+            }
+        }
+        let secret: SecretBytes
+        do { secret = try slot(mode).read(name) } catch { throw .slot(error) }
+        if let failure = deliver(secret) {
+            if let until = try checks.limiter.recordFailure() {
+                throw .consumerFailedAndBlocked(failure, until: until)
+            }
+            throw .consumerFailed(failure)
+        }
+        try checks.permissions.recordSupply(name, time: checks.clock.now(), origin: checks.origin.description)
+    }
+}

@@ -1,0 +1,52 @@
+import Slots
+
+/// Which slots may be supplied to other programs, and when each was last supplied: `<state>/supply.json`.
+///
+/// It lives in the state folder, not the config: permission to hand a secret to programs is a decision
+/// about this machine and does not travel with a restored config.
+public struct SupplyState: Sendable {
+    public struct LastSupply: Codable, Sendable, Equatable {
+        public var time: Double
+        public var origin: String
+    }
+
+    struct Entry: Codable, Sendable {
+        var allowed: Bool?
+        var lastSupply: LastSupply?
+    }
+
+    struct Document: Codable, Sendable {
+        var version = 1
+        var slots: [String: Entry] = [:]
+    }
+
+    let file: StateFile<Document>
+    let allowByDefault: Bool
+
+    public init(stateFolder: String, allowByDefault: Bool) {
+        file = StateFile(folder: stateFolder, name: "supply.json", empty: Document())
+        self.allowByDefault = allowByDefault
+    }
+
+    public func isAllowed(_ name: SlotName) throws(VaultError) -> Bool {
+        try file.load().slots[name.rawValue]?.allowed ?? allowByDefault
+    }
+
+    public func setAllowed(_ name: SlotName, _ allowed: Bool) throws(VaultError) {
+        try file.update { doc in doc.slots[name.rawValue, default: Entry()].allowed = allowed }
+    }
+
+    public func lastSupply(_ name: SlotName) throws(VaultError) -> LastSupply? {
+        try file.load().slots[name.rawValue]?.lastSupply
+    }
+
+    public func recordSupply(_ name: SlotName, time: Double, origin: String) throws(VaultError) {
+        try file.update { doc in doc.slots[name.rawValue, default: Entry()].lastSupply = LastSupply(time: time, origin: origin) }
+    }
+
+    /// Forgets a slot (when it is deleted).
+    public func forget(_ name: SlotName) throws(VaultError) {
+        guard try file.load().slots[name.rawValue] != nil else { return }
+        try file.update { doc in doc.slots[name.rawValue] = nil }
+    }
+}

@@ -1,0 +1,31 @@
+import Vault
+
+/// `vaultctl policy check [FILE]`.
+enum PolicyCommand {
+    static func check(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
+        let policy: Policy
+        let source: String
+        do {
+            if let file = args.positionals.first {
+                policy = try Policy.check(file: file)
+                source = file
+            } else {
+                policy = try context.policy()
+                source = "the policy in effect"
+            }
+        } catch let e as CommandFailure {
+            throw e
+        } catch {
+            throw ErrorReport.unexpected(error)
+        }
+        let r = policy.rateLimit
+        Output.out("""
+        \(source) is valid.
+          remote ranges: \(policy.remoteRanges.map(\.description).joined(separator: ", "))
+          nearby ranges: \(policy.nearbyRanges.map(\.description).joined(separator: ", "))
+          rate limit:    \(r.failures) failures within \(r.windowSeconds) s block for \(r.blockSeconds) s
+          supply allowed by default: \(policy.allowSupplyByDefault ? "yes" : "no")
+
+        """)
+    }
+}

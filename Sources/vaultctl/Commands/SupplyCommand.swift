@@ -1,0 +1,57 @@
+import Slots
+import Vault
+
+/// `vaultctl supply`, `vaultctl askpass`, `vaultctl allow-supply`: handing a stored secret to another program.
+enum SupplyCommand {
+    static func supply(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
+        guard let split = args.positionalsBeforeDashDash, split == 1, args.positionals.count > 1 else {
+            throw .usage("'supply' needs the slot, then '--', then the command to run (usage: vaultctl supply SLOT [--if-locked CHECK] -- COMMAND [ARG…]).")
+        }
+        let name = try context.slotName(args.positionals[0])
+        let command = Array(args.positionals[1...])
+        var status: Int32 = 0
+        try run(name, args, context) { secret in
+            status = Delivery.toStdin(command, secret)
+            guard status != 0 else { return nil }
+            return status == 127
+                ? "'\(command[0])' could not be run (exit 127); nothing was supplied"
+                : "'\(command[0])' failed with exit status \(status); the secret was handed over but not accepted"
+        }
+    }
+
+    static func askpass(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
+        let name = try context.slotName(args.positionals[0])
+        try run(name, args, context) { secret in
+            Output.secret(secret) ? nil : "the secret could not be written to standard output"
+        }
+    }
+
+    static func allow(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
+        let name = try context.slotName(args.positionals[0])
+        let on: Bool
+        switch args.positionals[1] {
+        case "on": on = true
+        case "off": on = false
+        default: throw .usage("'allow-supply' takes on or off, not '\(args.positionals[1])'.")
+        }
+        let state = try context.supplyState()
+        do {
+            if on { try context.vault().gate.verify(reason: "allow supplying slot '\(name)'") }
+            try state.setAllowed(name, on)
+        } catch let e as CommandFailure {
+            throw e
+        } catch {
+            throw ErrorReport.unexpected(error)
+        }
+    }
+
+    private static func run(_ name: SlotName, _ args: ParsedArguments, _ context: Context,
+                            deliver: (SecretBytes) -> String?) throws(CommandFailure) {
+        let vault = try context.vault()
+        let checks = SupplyChecks(permissions: try context.supplyState(), origin: try context.origin(),
+                                  limiter: try context.limiter(),
+                                  target: args.options["if-locked"].map(TargetCheck.init(program:)),
+                                  clock: context.clock)
+        do { try vault.supply(name, checks: checks, deliver: deliver) } catch { throw ErrorReport.failure(error) }
+    }
+}
