@@ -4,8 +4,9 @@ extension Vault {
     /// What a move did.
     public enum MoveOutcome: Equatable, Sendable {
         case moved(from: SlotMode)
-        /// The value already was in the target slot; only the record was brought up to date.
-        case alreadyThere
+        /// The value already was in the target slot; the record was brought up to date, and a leftover copy
+        /// in the other slot removed (`removedCopy`).
+        case alreadyThere(removedCopy: Bool)
     }
 
     /// Moves `name` to the `target` slot: pin the record to the source, write the target, read it back and
@@ -22,8 +23,9 @@ extension Vault {
             // Finish what an interrupted move or store left: no copy stays behind in the other slot.
             if case .holds(locked: false) = other.holding(name) {
                 do { try other.delete(name) } catch { throw .slot(error) }
+                return .alreadyThere(removedCopy: true)
             }
-            return .alreadyThere
+            return .alreadyThere(removedCopy: false)
         }
         if locked {
             throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))

@@ -164,7 +164,7 @@ import Slots
 
         let outcome = try f.vault.move(api, to: target)
 
-        #expect(outcome == .alreadyThere)
+        #expect(outcome == .alreadyThere(removedCopy: false))
         #expect(f.gate.calls == 0)
         #expect(f.log.changes.isEmpty)
         #expect(!f.log.entries.contains { $0.contains(".read ") })
@@ -177,9 +177,22 @@ import Slots
 
         let outcome = try f.vault.move(api, to: .device)
 
-        #expect(outcome == .alreadyThere)
+        #expect(outcome == .alreadyThere(removedCopy: false))
         #expect(f.gate.calls == 0)
         #expect(f.log.changes == ["record api=device"])
+    }
+
+    @Test func moveAlreadyThereRemovesALeftoverCopyFromTheOtherSlot() throws {
+        f.device.seed(api, "the secret")
+        f.sync.seed(api, "the secret")
+        try f.given(api, recordedAs: .device)
+
+        let outcome = try f.vault.move(api, to: .device)
+
+        #expect(outcome == .alreadyThere(removedCopy: true))
+        #expect(f.sync.value(of: api) == nil)
+        #expect(f.device.value(of: api) == "the secret")
+        #expect(f.gate.calls == 0)
     }
 
     @Test func moveAlreadyThereRecordsTheSlotWhenThereWasNoRecord() throws {
@@ -187,7 +200,7 @@ import Slots
 
         let outcome = try f.vault.move(api, to: .sync)
 
-        #expect(outcome == .alreadyThere)
+        #expect(outcome == .alreadyThere(removedCopy: false))
         #expect(try f.record.mode(of: api) == .sync)
         #expect(f.gate.calls == 0)
     }

@@ -170,9 +170,7 @@ public enum SecureFile {
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
+            let name = direntName(entry)
             if name.hasPrefix(".") { continue }
             names.append(name)
         }
@@ -217,4 +215,11 @@ public enum SecureFile {
             throw .io(path: p, errno: errno, operation: "create folder")
         }
     }
+}
+
+/// The name in a `readdir` entry, read in place. A `dirent` is only as long as its name (`d_reclen`), so
+/// copying `entry.pointee` whole can read past the end of the kernel's buffer.
+public func direntName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+    let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+    return String(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
 }

@@ -138,6 +138,9 @@ public struct IPRange: Hashable, Sendable, CustomStringConvertible {
     public let prefix: Int
     public let description: String
 
+    /// 127.0.0.0/8 and ::1/128.
+    public static let loopback: [IPRange] = [IPRange("127.0.0.0/8")!, IPRange("::1/128")!]
+
     public init?(_ text: String) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].contains("%"), !parts[0].hasPrefix("["),

@@ -11,6 +11,9 @@
 /// 2. `SSH_CONNECTION` and `SSH_CLIENT` may turn a nearby verdict remote (a client address that is remote
 ///    or cannot be parsed), never the other way. An empty variable counts as unset.
 /// 3. No evidence at all: a local session.
+///
+/// A login address on loopback (127.0.0.0/8, ::1) cannot be judged: `ssh localhost` or a forwarded port
+/// hides where the person really is, so it counts as remote.
 public enum OriginJudge {
     public static func judge(_ evidence: OriginEvidence, remoteRanges: [IPRange], nearbyRanges: [IPRange]) -> Origin {
         let ranges = Ranges(remote: remoteRanges, nearby: nearbyRanges)
@@ -80,6 +83,10 @@ public enum OriginJudge {
                 return Origin(verdict: .remote, description: "\(prefix) an address that cannot be judged\(source) (\(quoted(text)))")
             }
             let shown = quoted(text).dropFirst().dropLast()
+            // A login over loopback (`ssh localhost`, a forwarded port) hides where the person really is.
+            if IPRange.loopback.contains(where: { $0.contains(address) }) {
+                return Origin(verdict: .remote, description: "\(prefix) \(shown)\(source) (loopback hides the real origin: a tunnel or ssh localhost)")
+            }
             if let range = remote.first(where: { $0.contains(address) }) {
                 return Origin(verdict: .remote, description: "\(prefix) \(shown)\(source) (in remote range \(range))")
             }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Slots
 
 /// Bounded, non-blocking reads of small kernel text files under `/proc`, for the origin probe.
 ///
@@ -50,9 +51,7 @@ enum ProcFile {
         defer { closedir(dir) }
         var names: [String] = []
         while names.count < limit, let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            let name = direntName(entry)
             if name != ".", name != ".." { names.append(name) }
         }
         return names

@@ -11,8 +11,10 @@ enum MoveCommand {
         let vault = try context.vault()
         do {
             switch try vault.move(name, to: target) {
-            case .alreadyThere:
-                Output.err("vaultctl: slot '\(name)' already is in the \(target.rawValue) slot; nothing moved.\n")
+            case .alreadyThere(let removedCopy):
+                Output.err(removedCopy
+                    ? "vaultctl: slot '\(name)' already is in the \(target.rawValue) slot; removed the leftover copy from the other slot.\n"
+                    : "vaultctl: slot '\(name)' already is in the \(target.rawValue) slot; nothing moved.\n")
             case .moved:
                 break
             }

@@ -31,11 +31,19 @@ import Testing
         #expect(origin == Origin(verdict: .nearby, description: "ssh from fd7a:115c:a1e1::1"))
     }
 
-    @Test(arguments: ["192.168.1.20", "10.1.2.3", "172.31.255.255", "169.254.7.7", "fe80::1%eth0", "::1", "127.0.0.1", "::ffff:192.168.1.20"])
-    func lanAndLoopbackAddressInUtmpIsNearby(host: String) {
+    @Test(arguments: ["192.168.1.20", "10.1.2.3", "172.31.255.255", "169.254.7.7", "fe80::1%eth0", "::ffff:192.168.1.20"])
+    func lanAddressInUtmpIsNearby(host: String) {
         let origin = OriginRanges.judge(OriginEvidence(utmpHost: host, sshdAncestor: true))
 
         #expect(origin == Origin(verdict: .nearby, description: "ssh from \(host)"))
+    }
+
+    /// `ssh localhost` from a remote session, or a forwarded port, shows up as a loopback peer: it hides
+    /// where the person is, so it cannot be judged.
+    @Test(arguments: ["::1", "127.0.0.1", "127.1.2.3", "::ffff:127.0.0.1"])
+    func loopbackLoginAddressIsRemote(host: String) {
+        #expect(OriginRanges.judge(OriginEvidence(utmpHost: host, sshdAncestor: true)).verdict == .remote)
+        #expect(OriginRanges.judge(OriginEvidence(sshdAncestor: true, sshdPeer: host)).verdict == .remote)
     }
 
     @Test func utmpHostWithoutSshdIsALogin() {

@@ -1,0 +1,224 @@
+import Foundation
+import Testing
+
+/// `vaultctl status SLOT [--json]`: says where a secret is, as far as vaultctl can know, without ever
+/// prompting or touching PAM. Every status here runs with no pam_wrapper variables and no VAULT_ASKPASS
+/// (and no terminal), so a command that tried to authenticate could not succeed.
+@Suite("status: where a secret is")
+struct StatusTests {
+    static let states: Set<String> = ["in-slot", "cannot-leave-device", "unknown", "none"]
+    static let forbiddenWords = ["synced", "backed up"]
+    static let noBus = "unix:path=/nonexistent"
+
+    /// Words a status must never use, whatever the state: vaultctl cannot know that a value was synced or
+    /// backed up.
+    static func expectHonest(_ doc: StatusDocument, sourceLocation: SourceLocation = #_sourceLocation) {
+        for word in forbiddenWords {
+            #expect(!doc.message.lowercased().contains(word), "\(doc.state) message says \(word.debugDescription): \(doc.message)",
+                    sourceLocation: sourceLocation)
+        }
+        #expect(states.contains(doc.state), "unknown state \(doc.state)", sourceLocation: sourceLocation)
+        #expect(doc.keys.isSuperset(of: ["slot", "state", "mode", "message"]), "\(doc)", sourceLocation: sourceLocation)
+        #expect(!doc.message.isEmpty, sourceLocation: sourceLocation)
+    }
+
+    @Test func syncValueIsInSlotNamingTheCollectionLabel() throws {
+        let sb = try Sandbox()
+        let label = try Fixtures.sharedKeyring.get().defaultCollectionLabel()
+        let name = sb.uniqueSlot("st-sync")
+        let secret = TestData.textSecret(name)
+        try sb.store(name, secret, mode: "sync")
+
+        let doc = try sb.status(name)
+        #expect(doc.slot == name)
+        #expect(doc.state == "in-slot", "\(doc)")
+        #expect(doc.mode == "sync", "\(doc)")
+        #expect(doc.message.contains("'\(label)'"), "names the collection by its label \(label.debugDescription): \(doc.message)")
+        #expect(doc.message.contains("provider"), "says delivery depends on the provider: \(doc.message)")
+        #expect(doc.message.contains("cannot confirm") || doc.message.contains("not confirmed"),
+                "says delivery is not confirmed: \(doc.message)")
+        #expect(!doc.text.contains(String(decoding: secret, as: UTF8.self)), "never the secret")
+        Self.expectHonest(doc)
+
+        // Without --json: one line, the state first.
+        let plain = sb.vaultctlWithoutPAM(["status", name])
+        #expect(plain.status == 0, "\(plain)")
+        #expect(plain.stdoutText.hasPrefix("in-slot: "), "\(plain.stdoutText)")
+        #expect(plain.stdoutText.contains("'\(label)'"))
+        #expect(!plain.stdoutText.lowercased().contains("synced") && !plain.stdoutText.lowercased().contains("backed up"))
+    }
+
+    @Test func deviceValueCannotLeaveDevice() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("st-device")
+        try sb.store(name, TestData.binarySecret(name), mode: "device")
+        let doc = try sb.status(name)
+        #expect(doc.slot == name)
+        #expect(doc.state == "cannot-leave-device", "\(doc)")
+        #expect(doc.mode == "device", "\(doc)")
+        Self.expectHonest(doc)
+    }
+
+    @Test func neverStoredIsNone() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("st-none")
+        let doc = try sb.status(name)
+        #expect(doc.slot == name)
+        #expect(doc.state == "none", "\(doc)")
+        #expect(doc.mode == nil, "\(doc)")
+        #expect(sb.wroteNothing, "status creates no folders")
+        Self.expectHonest(doc)
+    }
+
+    /// One slot walked through all four states: each message is different, and none says synced or backed up.
+    @Test func everyStateHasItsOwnHonestMessage() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("st-all")
+        var messages: [String: String] = [:]
+
+        let none = try sb.status(name)
+        #expect(none.state == "none", "\(none)")
+        messages[none.state] = none.message
+
+        try sb.store(name, TestData.textSecret(name), mode: "device")
+        let device = try sb.status(name)
+        #expect(device.state == "cannot-leave-device", "\(device)")
+        messages[device.state] = device.message
+
+        try sb.store(name, TestData.textSecret(name), mode: "sync")  // moves it: the device copy goes
+        let sync = try sb.status(name)
+        #expect(sync.state == "in-slot", "\(sync)")
+        messages[sync.state] = sync.message
+
+        let unknown = try sb.status(name, overriding: ["DBUS_SESSION_BUS_ADDRESS": Self.noBus])
+        #expect(unknown.state == "unknown", "\(unknown)")
+        messages[unknown.state] = unknown.message
+
+        for doc in [none, device, sync, unknown] { Self.expectHonest(doc) }
+        #expect(messages.count == 4, "\(messages)")
+        #expect(Set(messages.values).count == 4, "the messages of the states differ: \(messages)")
+    }
+
+    /// (a) A new machine: the config folder came back (its record says device), the state folder is empty
+    /// and so is the keyring. Nothing holds the value: none, and read is 66.
+    @Test func newMachineWithRestoredConfigIsNone() throws {
+        let old = try Sandbox()
+        let name = old.uniqueSlot("st-newmachine")
+        try old.store(name, TestData.textSecret(name), mode: "device")
+        let record = FileText.read("\(old.configFolder)/modes.json") ?? ""
+        try #require(record.contains(name) && record.contains("device"), "the record says device: \(record)")
+
+        let keyring = try SecretServiceInstance.start(.unlocked)
+        defer { keyring.stop() }
+        let fresh = try Sandbox(keyring)
+        try Sandbox.copyFolder(old.configFolder, into: fresh.configHome)
+        try #require(FileText.read("\(fresh.configFolder)/modes.json") == record)
+        #expect(!Paths.exists(fresh.stateFolder), "the new machine's state folder is empty")
+
+        let doc = try fresh.status(name)
+        #expect(doc.state == "none", "\(doc)")
+        #expect(doc.mode == nil, "\(doc)")
+        Self.expectHonest(doc)
+
+        let r = try fresh.read(name)
+        #expect(r.status == 66, "\(r)")
+        #expect(r.stdout.isEmpty)
+    }
+
+    /// (b) The record says sync but the value is in the device slot: status believes the slots, not the record.
+    @Test func recordSayingSyncDoesNotHideDeviceValue() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("st-record")
+        let secret = TestData.textSecret(name)
+        try sb.store(name, secret, mode: "device")
+        let path = "\(sb.configFolder)/modes.json"
+        let record = try #require(FileText.read(path))
+        let edited = record.replacingOccurrences(of: "\"\(name)\" : \"device\"", with: "\"\(name)\" : \"sync\"")
+        try #require(edited != record, "could not find the slot's entry in \(record)")
+        try #require(FileText.write(path, edited))
+
+        let doc = try sb.status(name)
+        #expect(doc.state == "cannot-leave-device", "\(doc)")
+        #expect(doc.mode == "device", "\(doc)")
+        Self.expectHonest(doc)
+        #expect(sb.secretToolLookup(name).stdout.isEmpty, "and nothing appeared in the keyring")
+        let r = try sb.read(name)
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdout == secret)
+    }
+
+    enum Unreachable: String, CaseIterable, Sendable {
+        /// `DBUS_SESSION_BUS_ADDRESS` points at a socket that does not exist.
+        case noBus
+        /// A session bus with no Secret Service provider on it.
+        case busOnly
+    }
+
+    private func unreachableAddress(_ kind: Unreachable) throws -> (String, SecretServiceInstance?) {
+        switch kind {
+        case .noBus: return (Self.noBus, nil)
+        case .busOnly:
+            let bus = try SecretServiceInstance.start(.busOnly)
+            return (bus.busAddress, bus)
+        }
+    }
+
+    /// (c) The value is in the keyring, but the keyring cannot be asked: unknown, never none.
+    @Test(arguments: Unreachable.allCases)
+    func syncValueWithProviderUnreachableIsUnknown(_ kind: Unreachable) throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("st-unreach-\(kind.rawValue)")
+        try sb.store(name, TestData.textSecret(name), mode: "sync")
+        let (address, bus) = try unreachableAddress(kind)
+        defer { bus?.stop() }
+
+        let doc = try sb.status(name, overriding: ["DBUS_SESSION_BUS_ADDRESS": address])
+        #expect(doc.state == "unknown", "\(kind): \(doc)")
+        #expect(doc.state != "none")
+        #expect(doc.mode == nil, "\(doc)")
+        #expect(doc.message.contains("may still be in the keyring"), "\(kind): \(doc.message)")
+        Self.expectHonest(doc)
+
+        // And once the keyring answers again, it is there.
+        #expect(try sb.status(name).state == "in-slot")
+    }
+
+    /// (c) Device slot empty and keyring unreachable: unknown too (it could be in the keyring).
+    @Test(arguments: Unreachable.allCases)
+    func emptyDeviceWithProviderUnreachableIsUnknown(_ kind: Unreachable) throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("st-unreach-empty-\(kind.rawValue)")
+        let (address, bus) = try unreachableAddress(kind)
+        defer { bus?.stop() }
+
+        let doc = try sb.status(name, overriding: ["DBUS_SESSION_BUS_ADDRESS": address])
+        #expect(doc.state == "unknown", "\(kind): \(doc)")
+        #expect(doc.mode == nil, "\(doc)")
+        Self.expectHonest(doc)
+    }
+
+    /// (d) A locked collection still holds the value: status says in-slot, while read is 69 "locked".
+    @Test func lockedCollectionIsInSlotWhileReadIs69() throws {
+        let keyring = try SecretServiceInstance.start(.unlocked)
+        defer { keyring.stop() }
+        let label = try keyring.defaultCollectionLabel()
+        let sb = try Sandbox(keyring)
+        let name = sb.uniqueSlot("st-locked")
+        let secret = TestData.textSecret(name)
+        try sb.store(name, secret, mode: "sync")
+        let lock = keyring.lockLoginCollection()
+        try #require(lock.status == 0, "locking the collection failed: \(lock)")
+
+        let doc = try sb.status(name)
+        #expect(doc.state == "in-slot", "\(doc)")
+        #expect(doc.mode == "sync", "\(doc)")
+        #expect(doc.message.contains("'\(label)'"), "\(doc.message)")
+        Self.expectHonest(doc)
+
+        let r = try sb.read(name)
+        #expect(r.status == 69, "\(r)")
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr.contains("locked"), "\(r.stderr)")
+        #expect(!r.stderr.contains(String(decoding: secret, as: UTF8.self)))
+    }
+}
