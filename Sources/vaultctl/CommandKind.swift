@@ -24,14 +24,16 @@ enum CommandKind: String, CaseIterable, Sendable {
         }
     }
 
-    /// Whether the command may ask PAM, and so is blocked (75, no prompt) while the rate limit blocks.
-    /// `allow-supply` asks only when turning supply on; it is checked here all the same.
-    var isGated: Bool {
+    /// Whether the rate limit is checked before the command does anything (75 with no prompt while
+    /// blocked). Commands whose own checks come first in a fixed order (supply and askpass: permission,
+    /// origin, then the limit; unlock: origin first; allow-supply: `off` needs no password) are not
+    /// checked here; their PAM prompt still checks the limit.
+    var checksRateLimitFirst: Bool {
         switch self {
-        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock:
+        case .read, .move, .recoveryShow:
             return true
-        case .store, .delete, .list, .status, .recoveryGenerate, .recoveryStatus, .recoveryConfirmCopied,
-             .lock, .log, .policyCheck, .help:
+        case .supply, .askpass, .allowSupply, .unlock, .store, .delete, .list, .status, .recoveryGenerate,
+             .recoveryStatus, .recoveryConfirmCopied, .lock, .log, .policyCheck, .help:
             return false
         }
     }

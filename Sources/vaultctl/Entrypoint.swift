@@ -53,8 +53,12 @@ enum Entrypoint {
             try admit(command.kind, context)
             try command.run(parsed, context)
         } catch {
-            // A usage error never ran the command: it writes nothing, not even a log line.
-            if command.kind.isAudited && error.code != .usage { record(command.kind, parsed, context, failure: error) }
+            // A usage error never ran the command: it writes nothing, not even a log line. Refusals of any
+            // command (the vault is locked, the rate limit blocks) are logged too.
+            let refused = error.code == .denied || error.code == .tryLater
+            if error.code != .usage && (command.kind.isAudited || refused) {
+                record(command.kind, parsed, context, failure: error)
+            }
             throw error
         }
         if command.kind.isAudited { record(command.kind, parsed, context, failure: nil) }
@@ -68,7 +72,7 @@ enum Entrypoint {
             do { locked = try context.vaultLock.isLocked() } catch { throw ErrorReport.failure(error) }
             if locked { throw ErrorReport.failure(VaultError.vaultLocked) }
         }
-        if kind.isGated {
+        if kind.checksRateLimitFirst {
             do { try context.limiter().check() } catch let e as CommandFailure { throw e } catch {
                 throw ErrorReport.unexpected(error)
             }
