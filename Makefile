@@ -5,7 +5,7 @@ SWIFT ?= swift
 DEBIAN_PACKAGES := libsecret-1-dev libsodium-dev libpam0g-dev libpam-wrapper gnome-keyring \
                    libsecret-tools dbus-daemon dbus libglib2.0-bin pkg-config util-linux
 
-.PHONY: all deps build release test demo install clean
+.PHONY: all deps build release test demo install clean fuzz
 
 all: build
 
@@ -22,7 +22,7 @@ build: deps
 	$(SWIFT) build
 
 release: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --static-swift-stdlib
 
 # Every test: unit tests with fakes, and end-to-end tests that run the built binary against a real
 # gnome-keyring on private D-Bus buses and real libpam under pam_wrapper (the tests start and stop them).
@@ -40,3 +40,26 @@ install: release
 
 clean:
 	$(SWIFT) package clean
+
+# libFuzzer harnesses (Fuzz/, a separate package; see Fuzz/README.md): builds them with -sanitize=fuzzer,address,
+# then runs each for FUZZ_SECONDS over a scratch copy of its seed corpus Fuzz/corpus/<target>; new inputs
+# and crash files go to that scratch folder, never into the repo. Fails (and keeps the folder) on any crash.
+FUZZ_SECONDS ?= 30
+FUZZ_TARGETS ?= sealed-file slot-name policy secret-reader askpass
+fuzz: deps
+	cd Fuzz && $(SWIFT) build -c release -Xswiftc -sanitize=fuzzer,address 2>&1 | grep -v -e 'prohibited flag' -e '__asan_extra_spill_area'; exit $${PIPESTATUS[0]}
+	@scratch=$$(mktemp -d /tmp/vaultctl-fuzz.XXXXXX); failed=""; \
+	for t in $(FUZZ_TARGETS); do \
+	  case $$t in askpass) len=80000;; secret-reader) len=10000;; policy) len=4096;; *) len=1024;; esac; \
+	  mkdir -p $$scratch/$$t/corpus $$scratch/$$t/crashes; cp -R Fuzz/corpus/$$t/. $$scratch/$$t/corpus/; \
+	  echo "fuzz-$$t: $(FUZZ_SECONDS) s"; \
+	  if SWIFT_BACKTRACE=enable=no Fuzz/.build/release/fuzz-$$t $$scratch/$$t/corpus -max_total_time=$(FUZZ_SECONDS) -max_len=$$len \
+	       -timeout=10 -print_final_stats=1 -artifact_prefix=$$scratch/$$t/crashes/ >$$scratch/$$t/log 2>&1; then \
+	    grep -E '^(stat::number_of_executed_units|Done)' $$scratch/$$t/log | sed 's/^/  /'; \
+	  else \
+	    failed="$$failed $$t"; grep -E -A25 'fuzz check failed|ERROR: |deadly signal|Fatal error' $$scratch/$$t/log | head -60; \
+	    ls $$scratch/$$t/crashes | sed "s|^|  input: $$scratch/$$t/crashes/|"; \
+	  fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: crashes in:$$failed (logs and inputs in $$scratch)"; exit 1; fi; \
+	rm -rf $$scratch; echo "fuzz: no crashes"

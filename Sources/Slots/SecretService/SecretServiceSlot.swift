@@ -79,7 +79,7 @@ public struct SecretServiceSlot: Slot {
     public func read(_ name: SlotName) throws(SlotError) -> SecretBytes {
         let value = try Watchdog.run(seconds: timeout, "reading slot '\(name)'") {
             Result { () throws(SlotError) -> SendableSecret in
-                let session = try Session.open()
+                let session = try Session.open(transfersSecrets: true)
                 let items = try session.search(name, loadSecrets: true)
                 defer { items.release() }
                 guard let item = items.newest else { throw .empty(name) }
@@ -103,7 +103,7 @@ public struct SecretServiceSlot: Slot {
         let carried = SendableSecret(secret)
         try Watchdog.run(seconds: timeout, "storing slot '\(name)'") {
             Result { () throws(SlotError) in
-                let session = try Session.open()
+                let session = try Session.open(transfersSecrets: true)
                 try session.store(name, carried.secret)
             }
         }
@@ -165,24 +165,17 @@ private struct Session {
     let collection: UnsafeMutablePointer<SecretCollection>
     let schema: UnsafeMutablePointer<SecretSchema>
 
-    /// Connects, opens a session, and resolves the `default` alias. No bus, no provider, or no default
-    /// collection is `serviceUnavailable`, never "no item".
-    static func open() throws(SlotError) -> Session {
+    /// Connects and resolves the `default` alias; with `transfersSecrets`, also opens a session (a key
+    /// exchange, needed only to read or write a value). No bus, no provider, or no default collection is
+    /// `serviceUnavailable`, never "no item".
+    static func open(transfersSecrets: Bool = false) throws(SlotError) -> Session {
         var error: UnsafeMutablePointer<GError>?
-        guard let service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, nil, &error) else {
-            if let e = error, e.pointee.domain == g_dbus_error_quark(),
-               e.pointee.code == G_DBUS_ERROR_SERVICE_UNKNOWN.rawValue {
-                g_error_free(e)
-                throw .serviceUnavailable("no Secret Service provider is running on the session bus (start gnome-keyring, KeePassXC's Secret Service integration, or another provider)")
-            }
-            if getenv("DBUS_SESSION_BUS_ADDRESS") == nil {
-                g_clear_error(&error)
-                throw .serviceUnavailable("there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
-            }
-            throw .serviceUnavailable("cannot reach the session bus: \(take(error, "connecting"))")
+        let flags = transfersSecrets ? SECRET_SERVICE_OPEN_SESSION : SECRET_SERVICE_NONE
+        guard let service = secret_service_get_sync(flags, nil, &error) else {
+            throw unavailable(&error, "connecting")
         }
         guard let collection = secret_collection_for_alias_sync(service, "default", SECRET_COLLECTION_NONE, nil, &error) else {
-            if error != nil { throw .serviceUnavailable(take(error, "finding the default collection")) }
+            if error != nil { throw unavailable(&error, "finding the default collection") }
             throw .serviceUnavailable("the provider has no default collection (create or choose a default keyring, for example in Seahorse)")
         }
         return Session(service: service, collection: collection, schema: makeSchema())
@@ -218,6 +211,19 @@ private struct Session {
                                      value, nil, &error) == 0 {
             throw .serviceUnavailable(Session.take(error, "storing slot '\(name)'"))
         }
+    }
+
+    /// The words for a failure to reach the provider: no provider on the bus, no bus, or what GLib said.
+    static func unavailable(_ error: inout UnsafeMutablePointer<GError>?, _ what: String) -> SlotError {
+        if let e = error, e.pointee.domain == g_dbus_error_quark(), e.pointee.code == G_DBUS_ERROR_SERVICE_UNKNOWN.rawValue {
+            g_clear_error(&error)
+            return .serviceUnavailable("no Secret Service provider is running on the session bus (start gnome-keyring, KeePassXC's Secret Service integration, or another provider)")
+        }
+        if getenv("DBUS_SESSION_BUS_ADDRESS") == nil {
+            g_clear_error(&error)
+            return .serviceUnavailable("there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
+        }
+        return .serviceUnavailable("cannot reach the Secret Service: \(take(&error, what))")
     }
 
     /// Copies a newly allocated C string and frees it.
