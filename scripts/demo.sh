@@ -40,6 +40,8 @@ echo
 step "printf 'correct horse' | vaultctl store wifi              # device slot: sealed to this machine" store wifi 'correct horse'
 step "printf 'ghp_demo_token' | vaultctl store github --mode sync  # an item in the Secret Service" store github ghp_demo_token --mode sync
 step "vaultctl list" vaultctl list
+step "vaultctl status wifi     # only what vaultctl can know; never prompts" vaultctl status wifi
+step "vaultctl status github" vaultctl status github
 echo
 step "VAULT_ASKPASS=./askpass vaultctl read wifi     # a fresh PAM authentication, then the secret" gated "$work/askpass" read wifi
 step "VAULT_ASKPASS=./askpass vaultctl read github" gated "$work/askpass" read github

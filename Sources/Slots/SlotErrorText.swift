@@ -7,11 +7,14 @@ public enum SlotErrorText {
     public static func describe(_ error: SlotError) -> String {
         switch error {
         case .empty(let name):
-            return "Slot '\(name)' is empty."
+            return "Slot '\(name)' is empty; store a value with 'vaultctl store \(name)'."
         case .badSecretSize(let n):
             return n == 0
                 ? "The secret is empty; give 1 to \(SecretBytes.maximumCount) bytes."
                 : "The secret is larger than \(SecretBytes.maximumCount) bytes; vaultctl keeps small secrets only."
+        case .foreignMachine(let path) where path.hasSuffix("/device.key"):
+            let folder = String(path.dropLast("/device.key".count))
+            return "\(path) was made on another machine (a copied or restored state folder, or a changed machine-id), so nothing sealed under it opens here. Move \(folder) aside to start afresh on this machine."
         case .foreignMachine(let path):
             return "\(path) was sealed on another machine and cannot open here; store the secret again on this machine."
         case .wrongSlot(let path, let owner):
@@ -21,7 +24,7 @@ public enum SlotErrorText {
         case .unsafePermissions(let path, let detail):
             return "Refusing \(path): \(detail)."
         case .serviceUnavailable(let why):
-            return "The Secret Service is unavailable: \(why)."
+            return "The Secret Service is unavailable: \(why). Check that your keyring (gnome-keyring, KeePassXC, …) runs on the session bus."
         case .locked(let why):
             return "The keyring is locked: \(why)."
         case .io(let path, let e, let op):

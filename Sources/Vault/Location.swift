@@ -90,8 +90,15 @@ extension Vault {
             return LocationStatus(slot: name, state: .cannotLeaveDevice, mode: mode, message: message)
         }
         if case .unknown(let e) = inDevice {
-            return LocationStatus(slot: name, state: .unknown, mode: nil, message:
-                "Could not look in the device slot for '\(name)': \(Self.reason(e)). It may still be there.")
+            let message: String
+            switch e {
+            case .foreignMachine, .wrongSlot, .tampered:
+                // We did look: there is a file, and it can never open here.
+                message = "The device slot has a file for '\(name)' that cannot open here: \(Self.reason(e))."
+            default:
+                message = "Could not look in the device slot for '\(name)': \(Self.reason(e)). It may still be there."
+            }
+            return LocationStatus(slot: name, state: .unknown, mode: nil, message: message)
         }
         if case .unknown(let e) = inSync {
             return LocationStatus(slot: name, state: .unknown, mode: nil, message:

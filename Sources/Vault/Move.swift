@@ -17,6 +17,20 @@ extension Vault {
     public func move(_ name: SlotName, to target: SlotMode) throws(VaultError) -> MoveOutcome {
         _ = try record.load()  // a record we cannot update stops the move before anything is written
         let (source, locked) = try locate(name)
+        if source != target {
+            if locked {
+                throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
+            }
+            // The prompt comes before the change lock, so a slow answer holds up no other store.
+            try gate.verify(reason: "move slot '\(name)' to the \(target.rawValue) slot")
+        }
+        return try serialized { () throws(VaultError) -> MoveOutcome in try moveLocked(name, to: target) }
+    }
+
+    /// The move itself, under the change lock; the slot is looked up again, as another process may have
+    /// changed it while the person answered the prompt.
+    private func moveLocked(_ name: SlotName, to target: SlotMode) throws(VaultError) -> MoveOutcome {
+        let (source, locked) = try locate(name)
         let other = slot(target == .device ? .sync : .device)
         if source == target {
             try record.set(name, target)
@@ -30,7 +44,6 @@ extension Vault {
         if locked {
             throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
         }
-        try gate.verify(reason: "move slot '\(name)' to the \(target.rawValue) slot")
         let value: SecretBytes
         do { value = try slot(source).read(name) } catch { throw .slot(error) }
         try record.set(name, source)

@@ -9,12 +9,30 @@ public struct Vault: Sendable {
     public let sync: any Slot
     public let record: ModeRecord
     public let gate: any PresenceGate
+    /// A lock file that serializes changes (store, move, delete) across processes, so two stores of one
+    /// slot into different modes cannot each delete the other's copy. nil: no cross-process lock (tests).
+    public let changeLock: String?
 
-    public init(device: any Slot, sync: any Slot, record: ModeRecord, gate: any PresenceGate) {
+    public init(device: any Slot, sync: any Slot, record: ModeRecord, gate: any PresenceGate, changeLock: String? = nil) {
         self.device = device
         self.sync = sync
         self.record = record
         self.gate = gate
+        self.changeLock = changeLock
+    }
+
+    /// Runs `body` holding the change lock (an exclusive `flock`), when there is one.
+    func serialized<T>(_ body: () throws(VaultError) -> T) throws(VaultError) -> T {
+        guard let changeLock else { return try body() }
+        let lock: FileLock
+        do throws(SlotError) {
+            try SecureFile.ensurePrivateFolder(SecureFile.parent(of: changeLock))
+            lock = try FileLock(path: changeLock)
+        } catch {
+            throw .slot(error)
+        }
+        defer { lock.release() }
+        return try body()
     }
 
     public func slot(_ mode: SlotMode) -> any Slot { mode == .device ? device : sync }
@@ -30,6 +48,10 @@ public struct Vault: Sendable {
         guard (1...SecretBytes.maximumCount).contains(secret.count) else {
             throw .slot(.badSecretSize(secret.count))
         }
+        return try serialized { () throws(VaultError) -> StoreOutcome in try storeLocked(name, secret, mode: mode) }
+    }
+
+    private func storeLocked(_ name: SlotName, _ secret: SecretBytes, mode: SlotMode) throws(VaultError) -> StoreOutcome {
         // A record we could not update is found before anything is written, so a bad record loses nothing.
         let previous = try record.mode(of: name)
         do { try slot(mode).write(name, secret) } catch { throw .slot(error) }
@@ -81,7 +103,12 @@ public struct Vault: Sendable {
 
     /// Removes `name` from both slots and from the record. Throws `empty` when neither held it, and
     /// `couldNotLook` when the sync slot could not be asked and the device slot did not hold it.
-    public func delete(_ name: SlotName) throws(VaultError) {
+    @discardableResult
+    public func delete(_ name: SlotName) throws(VaultError) -> StoreOutcome {
+        try serialized { () throws(VaultError) -> StoreOutcome in try deleteLocked(name) }
+    }
+
+    private func deleteLocked(_ name: SlotName) throws(VaultError) -> StoreOutcome {
         _ = try record.load()  // a record we cannot update stops the delete before anything is removed
         // Ask the sync slot first, so a locked keyring refuses the delete before anything is removed.
         let inSync = sync.holding(name)
@@ -98,9 +125,12 @@ public struct Vault: Sendable {
             break
         case .unknown(let error):
             if !removed { throw .couldNotLook(name, error) }
+            try record.set(name, nil)
+            return StoreOutcome(warning: "the device copy is deleted, but the Secret Service could not be asked (\(Self.reason(error))); a copy there, if any, is still there")
         }
         try record.set(name, nil)
         if !removed { throw .slot(.empty(name)) }
+        return StoreOutcome(warning: nil)
     }
 
     /// One line of `list`: a slot name and where a value for it is.

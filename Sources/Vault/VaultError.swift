@@ -8,6 +8,13 @@ public enum VaultError: Error, Sendable {
     case couldNotLook(SlotName, SlotError)
     /// The presence check failed: wrong password, refused account, or no way to ask.
     case authenticationFailed(String)
+    /// No password was tried: no way to ask, the askpass program could not run or was cancelled. Exit 77,
+    /// but not counted by the rate limit.
+    case notAuthenticated(String)
+    /// The password was right but PAM's account check refused (expired, locked account). Exit 77, not counted.
+    case accountRefused(String)
+    /// Attempts in progress elsewhere use up the failures allowed; try again in a moment (75).
+    case busy(retryAfter: Double)
     /// PAM itself is misconfigured or broken (not a wrong password).
     case authenticationUnavailable(String)
     /// A configuration file is unreadable or invalid.

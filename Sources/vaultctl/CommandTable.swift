@@ -18,7 +18,7 @@ enum CommandTable {
         "where to keep it: device (sealed file bound to this machine, the default) or sync (Secret Service item)")
 
     static let all: [Command] = [
-        Command(kind: .store, synopsis: "store SLOT [--mode device|sync]",
+        Command(kind: .store, synopsis: "store SLOT [--mode device|sync] [--allow-supply]",
                 abstract: "Store a secret in a slot, replacing any old value.",
                 discussion: """
                 The secret is read from standard input when it is not a terminal (the exact bytes, nothing \
@@ -96,11 +96,12 @@ enum CommandTable {
                 positionals: 2...Int.max,
                 options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked")],
                 run: SupplyCommand.supply),
-        Command(kind: .askpass, synopsis: "askpass SLOT [PROMPT] [--if-locked CHECK]",
+        Command(kind: .askpass, synopsis: "askpass SLOT [--if-locked CHECK] [--] [PROMPT]",
                 abstract: "Print a secret for SSH_ASKPASS / SUDO_ASKPASS / GIT_ASKPASS, after the supply checks.",
                 discussion: """
                 The same checks as supply, then the secret on stdout. PROMPT (what the asking program passes) is \
-                recorded nowhere and only shown in the PAM prompt's context.
+                shown beside the PAM password prompt and recorded nowhere. Put '--' before it in wrapper scripts, \
+                so a prompt that starts with '-' is not read as an option.
                 """,
                 positionals: 1...2,
                 options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked")],

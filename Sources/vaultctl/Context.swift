@@ -51,10 +51,17 @@ final class Context {
             throw CommandFailure(code: .config, message: "Your user id has no entry in the user database, so PAM cannot authenticate you.")
         }
         let pam = PAMGate(source: PasswordSource.fromEnvironment(), user: user)
+        // The policy is read only when a prompt is about to happen: a malformed policy.json must not
+        // stop status, list, store or delete.
+        let (state, config, clock) = (locations.state, locations.config, clock)
+        let gate = RateLimitedGate(pam) { () throws(VaultError) -> RateLimiter in
+            RateLimiter(stateFolder: state, policy: try Policy.load(configFolder: config).rateLimit, clock: clock)
+        }
         let v = Vault(device: SealedFileSlot(folder: locations.state, machine: machine),
                       sync: SecretServiceSlot(),
                       record: ModeRecord(folder: locations.config),
-                      gate: RateLimitedGate(pam, limiter: try limiter()))
+                      gate: gate,
+                      changeLock: "\(locations.state)/.changes.lock")
         builtVault = v
         return v
     }

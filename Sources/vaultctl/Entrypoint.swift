@@ -72,6 +72,9 @@ enum Entrypoint {
             do { locked = try context.vaultLock.isLocked() } catch { throw ErrorReport.failure(error) }
             if locked { throw ErrorReport.failure(VaultError.vaultLocked) }
         }
+        if kind.isAudited {
+            do { try context.audit.checkWritable() } catch { throw ErrorReport.failure(error) }
+        }
         if kind.checksRateLimitFirst {
             do { try context.limiter().check() } catch let e as CommandFailure { throw e } catch {
                 throw ErrorReport.unexpected(error)

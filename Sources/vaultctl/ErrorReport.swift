@@ -16,6 +16,13 @@ enum ErrorReport {
                 "Slot '\(name)' is not in the device slot, and the Secret Service could not be asked: \(why). It may be there; try again when the keyring is reachable.")
         case .authenticationFailed(let why):
             return CommandFailure(code: .denied, message: "Authentication failed: \(why).")
+        case .notAuthenticated(let why):
+            return CommandFailure(code: .denied, message: "Not authenticated: \(why).")
+        case .accountRefused(let why):
+            return CommandFailure(code: .denied, message: "\(why).")
+        case .busy:
+            return CommandFailure(code: .tryLater, message:
+                "Another vaultctl is asking for your password right now and the attempts allowed are taken; try again in a moment.")
         case .authenticationUnavailable(let why):
             return CommandFailure(code: .config, message: "Authentication is not possible: \(why).")
         case .configuration(let path, let detail):

@@ -53,7 +53,7 @@ struct SlotErrorTextTests {
     }
 
     @Test func textsSpeakInSystemdsVoice() {
-        #expect(SlotErrorText.describe(.empty(.test("x"))) == "Slot 'x' is empty.")
+        #expect(SlotErrorText.describe(.empty(.test("x"))) == "Slot 'x' is empty; store a value with 'vaultctl store x'.")
         #expect(SlotErrorText.describe(.badSecretSize(0)) == "The secret is empty; give 1 to 65536 bytes.")
         #expect(SlotErrorText.describe(.badSecretSize(65537))
                 == "The secret is larger than 65536 bytes; vaultctl keeps small secrets only.")

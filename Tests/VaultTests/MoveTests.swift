@@ -18,6 +18,7 @@ import Slots
         #expect(f.log.entries == [
             "device.holding api",
             "gate.verify",
+            "device.holding api",  // looked up again under the change lock
             "device.read api",
             "sync.write api",
             "sync.read api",
@@ -38,6 +39,7 @@ import Slots
         #expect(f.log.entries == [
             "sync.holding api",
             "gate.verify",
+            "sync.holding api",  // looked up again under the change lock
             "sync.read api",
             "device.write api",
             "device.read api",

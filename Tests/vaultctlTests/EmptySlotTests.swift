@@ -9,7 +9,7 @@ struct EmptySlotTests {
         let r = try sb.read(name)
         #expect(r.status == 66, "\(r)")
         #expect(r.stdout.isEmpty)
-        #expect(r.stderr.contains("Slot '\(name)' is empty."), "\(r.stderr)")
+        #expect(r.stderr.contains("Slot '\(name)' is empty"), "\(r.stderr)")
     }
 
     @Test func deleteOfNeverStoredSlotIs66() throws {

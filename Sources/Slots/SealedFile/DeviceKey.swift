@@ -22,6 +22,11 @@ struct DeviceKey {
             return try parse(bytes, path: path, machine: machine)
         }
         guard create else { return nil }
+        // A new key would orphan files sealed under a lost one: say so instead of quietly starting over.
+        let sealed = (try? SecureFile.entries(of: "\(folder)/slots")) ?? []
+        if !sealed.isEmpty {
+            throw .tampered(path: path, detail: "the device key is missing while \(sealed.count) sealed slot file(s) remain in \(folder)/slots; they can never open again. Move \(folder) aside to start afresh")
+        }
         let random = SecretBytes.random(count: 32)
         let file = SecretBytes(capacity: fileCount)
         magic.withUnsafeBytes { _ = file.append($0) }

@@ -18,17 +18,22 @@ public struct SealedFileSlot: Slot {
     /// is there but is not ours to open (another machine, another slot, a damaged header) is `.unknown`
     /// with that error: not a value we can use, and not "empty" either.
     public func holding(_ name: SlotName) -> Holding {
-        do {
+        do throws(SlotError) {
             guard try SecureFile.privateFolderExists(folder), try SecureFile.privateFolderExists(slotsFolder),
                   let file = try SecureFile.read(path(name), maximumCount: SealedFileFormat.maximumFileCount)
             else { return .empty }
             let p = path(name)
             let tag = machine.tag
-            return try file.withUnsafeBytes { (raw) throws(SlotError) -> Holding in
+            try file.withUnsafeBytes { (raw) throws(SlotError) in
                 let h = try SealedFileFormat.parseHeader(raw, path: p)
                 try SealedFileFormat.checkHeader(h, name: name, machineTag: tag, path: p)
-                return .holds(locked: false)
             }
+            // A file without this machine's key to open it is not a value we hold (the key's own checks
+            // refuse a loose, foreign or damaged key).
+            guard try DeviceKey.load(folder: folder, machine: machine, create: false) != nil else {
+                throw SlotError.tampered(path: "\(folder)/\(DeviceKey.fileName)", detail: "the device key is missing, so no sealed file can open")
+            }
+            return .holds(locked: false)
         } catch {
             return .unknown(error)
         }

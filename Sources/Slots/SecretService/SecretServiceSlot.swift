@@ -31,6 +31,7 @@ public struct SecretServiceSlot: Slot {
             return try Watchdog.run(seconds: timeout, "looking for slot '\(name)'") {
                 Result { () throws(SlotError) -> Holding in
                     let session = try Session.open()
+                    defer { session.close() }
                     let items = try session.search(name, loadSecrets: false)
                     defer { items.release() }
                     // An item in a locked collection counts as held.
@@ -48,6 +49,7 @@ public struct SecretServiceSlot: Slot {
         try? Watchdog.run(seconds: timeout, "describing slot '\(name)'") {
             Result { () throws(SlotError) -> String? in
                 let session = try Session.open()
+                defer { session.close() }
                 let items = try session.search(name, loadSecrets: false)
                 defer { items.release() }
                 guard let item = items.newest else { return nil }
@@ -64,6 +66,7 @@ public struct SecretServiceSlot: Slot {
         try Watchdog.run(seconds: timeout, "locking the default collection") {
             Result { () throws(SlotError) in
                 let session = try Session.open()
+                defer { session.close() }
                 if secret_collection_get_locked(session.collection) != 0 { return }
                 let objects = g_list_append(nil, UnsafeMutableRawPointer(session.collection))
                 defer { g_list_free(objects) }
@@ -80,6 +83,7 @@ public struct SecretServiceSlot: Slot {
         let value = try Watchdog.run(seconds: timeout, "reading slot '\(name)'") {
             Result { () throws(SlotError) -> SendableSecret in
                 let session = try Session.open(transfersSecrets: true)
+                defer { session.close() }
                 let items = try session.search(name, loadSecrets: true)
                 defer { items.release() }
                 guard let item = items.newest else { throw .empty(name) }
@@ -101,9 +105,10 @@ public struct SecretServiceSlot: Slot {
     public func write(_ name: SlotName, _ secret: SecretBytes) throws(SlotError) {
         guard (1...SecretBytes.maximumCount).contains(secret.count) else { throw .badSecretSize(secret.count) }
         let carried = SendableSecret(secret)
-        try Watchdog.run(seconds: timeout, "storing slot '\(name)'") {
+        try Watchdog.run(seconds: timeout, "storing slot '\(name)'", changes: true) {
             Result { () throws(SlotError) in
                 let session = try Session.open(transfersSecrets: true)
+                defer { session.close() }
                 try session.store(name, carried.secret)
             }
         }
@@ -111,9 +116,10 @@ public struct SecretServiceSlot: Slot {
 
     @discardableResult
     public func delete(_ name: SlotName) throws(SlotError) -> Bool {
-        try Watchdog.run(seconds: timeout, "deleting slot '\(name)'") {
+        try Watchdog.run(seconds: timeout, "deleting slot '\(name)'", changes: true) {
             Result { () throws(SlotError) -> Bool in
                 let session = try Session.open()
+                defer { session.close() }
                 let items = try session.search(name, loadSecrets: false)
                 defer { items.release() }
                 if items.all.contains(where: { secret_item_get_locked($0) != 0 }) {
@@ -134,6 +140,7 @@ public struct SecretServiceSlot: Slot {
         try Watchdog.run(seconds: timeout, "listing slots") {
             Result { () throws(SlotError) -> [SlotName] in
                 let session = try Session.open()
+                defer { session.close() }
                 let items = try session.search(nil, loadSecrets: false)
                 defer { items.release() }
                 var names = Set<SlotName>()
@@ -164,6 +171,13 @@ private struct Session {
     let service: UnsafeMutablePointer<SecretService>
     let collection: UnsafeMutablePointer<SecretCollection>
     let schema: UnsafeMutablePointer<SecretSchema>
+
+    /// Releases what `open` took.
+    func close() {
+        g_object_unref(UnsafeMutableRawPointer(collection))
+        secret_schema_unref(schema)
+        g_object_unref(UnsafeMutableRawPointer(service))
+    }
 
     /// Connects and resolves the `default` alias; with `transfersSecrets`, also opens a session (a key
     /// exchange, needed only to read or write a value). No bus, no provider, or no default collection is
@@ -202,14 +216,30 @@ private struct Session {
         }
         let attributes = stringTable([(SecretServiceSlot.attribute, name.rawValue)])
         defer { g_hash_table_unref(attributes) }
-        let value = secret.withUnsafeBytes {
-            secret_value_new($0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count, "text/plain")
+        // text/plain only for text (what secret-tool stores and other clients show); anything else is bytes.
+        let value = secret.withUnsafeBytes { raw in
+            let isText = Session.isText(raw)
+            return secret_value_new(raw.baseAddress?.assumingMemoryBound(to: CChar.self), raw.count,
+                                    isText ? "text/plain" : "application/octet-stream")
         }
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
         var error: UnsafeMutablePointer<GError>?
         if secret_service_store_sync(service, schema, attributes, "default", SecretServiceSlot.label(for: name),
                                      value, nil, &error) == 0 {
             throw .serviceUnavailable(Session.take(error, "storing slot '\(name)'"))
+        }
+    }
+
+    /// Whether bytes are UTF-8 text without NUL, checked in place (no `String` ever holds the secret).
+    static func isText(_ raw: UnsafeRawBufferPointer) -> Bool {
+        var bytes = raw.makeIterator()
+        var parser = Unicode.UTF8.ForwardParser()
+        while true {
+            switch parser.parseScalar(from: &bytes) {
+            case .valid(let encoded): if encoded.count == 1 && encoded.first == 0 { return false }
+            case .emptyInput: return true
+            case .error: return false
+            }
         }
     }
 
@@ -223,7 +253,7 @@ private struct Session {
             g_clear_error(&error)
             return .serviceUnavailable("there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
         }
-        return .serviceUnavailable("cannot reach the Secret Service: \(take(&error, what))")
+        return .serviceUnavailable("the session bus did not answer (\(take(&error, what)))")
     }
 
     /// Copies a newly allocated C string and frees it.

@@ -17,7 +17,9 @@ enum Watchdog {
         var abandoned = false
     }
 
-    static func run<T>(seconds: Double = Watchdog.seconds, _ what: String,
+    /// `changes`: the call changes something (store, delete, lock). A change abandoned at the deadline
+    /// may still land afterwards, and the message says so rather than claiming it did not happen.
+    static func run<T>(seconds: Double = Watchdog.seconds, _ what: String, changes: Bool = false,
                        _ body: @escaping @Sendable () -> Result<T, SlotError>) throws(SlotError) -> T {
         let box = Box<T>()
         let done = DispatchSemaphore(value: 0)
@@ -34,7 +36,8 @@ enum Watchdog {
         defer { box.lock.signal() }
         guard finished, let value = box.value else {
             box.abandoned = true
-            throw .serviceUnavailable("it did not answer within \(Int(seconds)) s while \(what)")
+            throw .serviceUnavailable("it did not answer within \(Int(seconds)) s while \(what)"
+                + (changes ? " (the change may still have been made; check with 'vaultctl status')" : ""))
         }
         return try value.get()
     }

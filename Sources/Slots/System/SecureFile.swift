@@ -34,6 +34,23 @@ public enum SecureFile {
         return true
     }
 
+    /// Checks that an existing file is private (ours, 0600 or stricter, a regular file, not a symlink)
+    /// without reading it; returns false when it does not exist.
+    public static func privateFileExists(_ path: String) throws(SlotError) -> Bool {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        if fd < 0 {
+            let e = errno
+            if e == ENOENT { return false }
+            if e == ELOOP { throw .unsafePermissions(path: path, detail: "it is a symbolic link") }
+            throw .io(path: path, errno: e, operation: "open")
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw .io(path: path, errno: errno, operation: "inspect") }
+        try checkPrivate(path: path, st, wantDirectory: false)
+        return true
+    }
+
     /// Reads a private file whole into a wiped buffer; nil when it does not exist.
     public static func read(_ path: String, maximumCount: Int) throws(SlotError) -> SecretBytes? {
         // O_NONBLOCK: a FIFO planted at the path must not block the open; its type is refused below.
@@ -51,7 +68,9 @@ public enum SecureFile {
         guard Int(st.st_size) <= maximumCount else {
             throw .tampered(path: path, detail: "it is larger than any file vaultctl writes")
         }
-        let buffer = SecretBytes(capacity: maximumCount + 1)
+        // Sized to the file, not to the limit: buffers are locked memory, a scarce resource (RLIMIT_MEMLOCK).
+        // Files are replaced by rename, so an open file does not grow; one byte more tells if it did.
+        let buffer = SecretBytes(capacity: min(Int(st.st_size), maximumCount) + 1)
         var failure: Int32 = 0
         buffer.withUnsafeMutableBytes { raw, used in
             while used < raw.count {
@@ -199,7 +218,7 @@ public enum SecureFile {
         }
     }
 
-    static func parent(of path: String) -> String {
+    public static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         let p = String(path[..<slash])
         return p.isEmpty ? "/" : p

@@ -63,6 +63,18 @@ public struct AuditLog: Sendable {
         }
     }
 
+    /// Refuses, before a gated command runs, an audit log that could not be written safely (others can
+    /// read or write it, someone else owns it, it is a symlink): a gated command that cannot leave its line
+    /// does not run.
+    public func checkWritable() throws(VaultError) {
+        do {
+            guard try SecureFile.privateFolderExists(folder) else { return }
+            _ = try SecureFile.privateFileExists(path)
+        } catch {
+            throw .slot(error)
+        }
+    }
+
     /// The newest `limit` entries, oldest first. Lines that do not parse are skipped.
     public func entries(limit: Int) throws(VaultError) -> [AuditEntry] {
         let bytes: SecretBytes?

@@ -47,7 +47,7 @@ enum JSONValue: Sendable, Equatable, Decodable {
         // The container calls fail on a type mismatch without reading children; children then throw for real.
         if let keyed = try? decoder.container(keyedBy: Key.self) {
             var members: [String: JSONValue] = [:]
-            for key in keyed.allKeys {
+            for key in keyed.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) {  // a stable order: the same file gives the same message
                 members[key.stringValue] = try keyed.decode(JSONValue.self, forKey: key)
             }
             self = .object(members)

@@ -9,7 +9,7 @@
 ///   "version": 1,
 ///   "origin": {
 ///     "remoteRanges": ["100.64.0.0/10", "fd7a:115c:a1e0::/48"],
-///     "nearbyRanges": ["127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
+///     "nearbyRanges": ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
 ///                      "169.254.0.0/16", "fe80::/10", "fc00::/7"]
 ///   },
 ///   "rateLimit": { "failures": 3, "windowSeconds": 300, "blockSeconds": 300 },
@@ -64,7 +64,7 @@ public struct Policy: Sendable, Equatable {
     /// The built-in default, identical to policy/default.json (a test checks they parse equal).
     public static let builtIn = Policy(
         remoteRanges: ["100.64.0.0/10", "fd7a:115c:a1e0::/48"].map(builtInRange),
-        nearbyRanges: ["127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
+        nearbyRanges: ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
                        "169.254.0.0/16", "fe80::/10", "fc00::/7"].map(builtInRange),
         rateLimit: RateLimitPolicy(failures: 3, windowSeconds: 300, blockSeconds: 300),
         allowSupplyByDefault: false)
@@ -75,7 +75,7 @@ public struct Policy: Sendable, Equatable {
           "version": 1,
           "origin": {
             "remoteRanges": ["100.64.0.0/10", "fd7a:115c:a1e0::/48"],
-            "nearbyRanges": ["127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "fe80::/10", "fc00::/7"]
+            "nearbyRanges": ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "fe80::/10", "fc00::/7"]
           },
           "rateLimit": { "failures": 3, "windowSeconds": 300, "blockSeconds": 300 },
           "slotDefaults": { "allowSupply": false }

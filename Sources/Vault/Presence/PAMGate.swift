@@ -8,7 +8,7 @@ import Slots
 /// `pam_authenticate` then `pam_acct_mgmt`, every time. No credentials are cached.
 ///
 /// This is the one file that imports CPAM. Without `/etc/pam.d/vaultctl`, PAM uses the `other` service.
-public struct PAMGate: PresenceGate {
+public struct PAMGate: AnswerReportingGate {
     public static let service = "vaultctl"
     let source: PasswordSource
     let user: String
@@ -25,7 +25,11 @@ public struct PAMGate: PresenceGate {
     }
 
     public func verify(reason: String) throws(VaultError) {
-        let context = Conversation(source: source)
+        try verify(reason: reason, onAnswer: {})
+    }
+
+    public func verify(reason: String, onAnswer: @escaping () -> Void) throws(VaultError) {
+        let context = Conversation(source: source, reason: reason, onAnswer: onAnswer)
         let unmanaged = Unmanaged.passRetained(context)
         defer { unmanaged.release() }
         var conv = pam_conv(conv: converse, appdata_ptr: unmanaged.toOpaque())
@@ -35,19 +39,23 @@ public struct PAMGate: PresenceGate {
             throw .authenticationUnavailable("PAM could not start for service '\(PAMGate.service)' (\(rc)); check /etc/pam.d/\(PAMGate.service)")
         }
         rc = pam_authenticate(handle, 0)
-        if rc == PAM_SUCCESS { rc = pam_acct_mgmt(handle, 0) }
+        let authenticated = rc == PAM_SUCCESS
+        if authenticated { rc = pam_acct_mgmt(handle, 0) }
         let text = String(cString: pam_strerror(handle, rc))
         pam_end(handle, rc)
         if rc == PAM_SUCCESS { return }
         if let failure = context.failure { throw failure }
-        switch rc {
-        case PAM_AUTH_ERR, PAM_USER_UNKNOWN, PAM_MAXTRIES, PAM_CRED_INSUFFICIENT:
-            throw .authenticationFailed("PAM rejected the password for '\(user)' (\(text))")
-        case PAM_ACCT_EXPIRED, PAM_NEW_AUTHTOK_REQD, PAM_PERM_DENIED, PAM_AUTHINFO_UNAVAIL:
-            throw .authenticationFailed("PAM refused '\(user)': \(text)")
-        default:
-            throw .authenticationUnavailable("PAM failed for service '\(PAMGate.service)': \(text)")
+        if authenticated {
+            // The password was right; the account check said no. Not a guess.
+            throw .accountRefused("PAM refused the account '\(user)': \(text)")
         }
+        // Any failed authentication after a password was given counts as a wrong guess, whatever PAM's code:
+        // no error path may give a guesser free tries.
+        if context.answered || rc == PAM_AUTH_ERR || rc == PAM_USER_UNKNOWN || rc == PAM_MAXTRIES
+            || rc == PAM_CRED_INSUFFICIENT {
+            throw .authenticationFailed("PAM rejected the password for '\(user)' (\(text))")
+        }
+        throw .authenticationUnavailable("PAM failed for service '\(PAMGate.service)': \(text)")
     }
 }
 
@@ -55,10 +63,16 @@ public struct PAMGate: PresenceGate {
 /// on one thread.
 private final class Conversation {
     let source: PasswordSource
+    let reason: String
     var failure: VaultError?
+    /// Whether a password was handed to PAM.
+    var answered = false
+    let onAnswer: () -> Void
 
-    init(source: PasswordSource) {
+    init(source: PasswordSource, reason: String, onAnswer: @escaping () -> Void) {
         self.source = source
+        self.reason = reason
+        self.onAnswer = onAnswer
     }
 }
 
@@ -78,8 +92,10 @@ private func converse(_ count: Int32,
         let text = message.pointee.msg.map { String(cString: $0) } ?? ""
         switch style {
         case PAM_PROMPT_ECHO_OFF, PAM_PROMPT_ECHO_ON:
-            switch context.source.answer(text, echo: style == PAM_PROMPT_ECHO_ON) {
+            switch context.source.answer(text, echo: style == PAM_PROMPT_ECHO_ON, context: context.reason) {
             case .success(let secret):
+                if !context.answered { context.onAnswer() }
+                context.answered = true
                 replies[i].resp = secret.withUnsafeBytes { raw -> UnsafeMutablePointer<CChar>? in
                     guard let p = malloc(raw.count + 1) else { return nil }
                     p.copyMemory(from: raw.baseAddress!, byteCount: raw.count)

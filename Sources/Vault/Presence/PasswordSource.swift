@@ -20,25 +20,27 @@ public enum PasswordSource: Sendable {
         "no terminal to ask for your password on; set VAULT_ASKPASS to a program that prints it (as SSH_ASKPASS does), or run vaultctl from a terminal"
 
     /// Asks one question; the error text says what went wrong (never the answer).
-    func answer(_ prompt: String, echo: Bool) -> Result<SecretBytes, VaultError> {
+    func answer(_ prompt: String, echo: Bool, context: String) -> Result<SecretBytes, VaultError> {
+        // The person sees why they are asked: "vaultctl (read slot 'x'): Password: ".
+        let prompt = context.isEmpty ? prompt : "vaultctl (\(context)): \(prompt)"
         switch self {
         case .askpass(let program):
             switch Askpass.ask(program: program, prompt: prompt, limit: PasswordSource.limit) {
             case .success(let s): return .success(s)
             case .failure(.couldNotRun(let p, let e)):
-                return .failure(.authenticationFailed("could not run the askpass program \(p) (error \(e)); check VAULT_ASKPASS"))
+                return .failure(.notAuthenticated("could not run the askpass program \(p) (error \(e)); check VAULT_ASKPASS"))
             case .failure(.declined(let p, let code)):
-                return .failure(.authenticationFailed("the askpass program \(p) exited with status \(code), so nothing was answered"))
+                return .failure(.notAuthenticated("the askpass program \(p) exited with status \(code), so nothing was answered"))
             case .failure(.tooLong):
-                return .failure(.authenticationFailed("the askpass program answered with more than \(PasswordSource.limit) bytes"))
+                return .failure(.notAuthenticated("the askpass program answered with more than \(PasswordSource.limit) bytes"))
             }
         case .terminal:
             guard let s = Terminal.readSecret(prompt: prompt, limit: PasswordSource.limit) else {
-                return .failure(.authenticationFailed(PasswordSource.howToProvide))
+                return .failure(.notAuthenticated(PasswordSource.howToProvide))
             }
             return .success(s)
         case .none:
-            return .failure(.authenticationFailed(PasswordSource.howToProvide))
+            return .failure(.notAuthenticated(PasswordSource.howToProvide))
         }
     }
 }

@@ -6,13 +6,15 @@ import Glibc
 /// every gated command for `blockSeconds`. The state is `<state>/ratelimit.json`, updated under `flock`.
 ///
 /// Failures expire only with the window: a success does not wipe them (otherwise an attacker who can make a
-/// supply fail after a good password would never be blocked). An attempt in progress (a prompt shown,
-/// no answer yet) holds a place, so parallel processes cannot get more guesses than the limit; a place whose
-/// process died without answering counts as a failure.
+/// supply fail after a good password would never be blocked). An attempt in progress holds a place, so
+/// parallel processes cannot get more guesses than the limit; a place whose process died after handing its
+/// password over counts as a failure.
 public struct RateLimiter: Sendable {
     struct Pending: Codable, Sendable, Equatable {
         var pid: Int32
         var time: Double
+        /// The password was handed over; the verdict had not come back yet.
+        var answered: Bool?
     }
 
     struct Document: Codable, Sendable {
@@ -68,14 +70,24 @@ public struct RateLimiter: Sendable {
             if let until = doc.blockedUntil, until > now { return .blocked(until: until, now: now) }
             let inFlight = doc.pending ?? []
             if doc.failures.count + inFlight.count >= limit {
-                // The earliest moment a place frees up: the oldest failure leaving the window.
-                let until = (doc.failures.min() ?? now) + Double(policy.windowSeconds)
-                return .blocked(until: inFlight.isEmpty ? until : now + 1, now: now)
+                if inFlight.isEmpty {
+                    // Only recent failures (fewer than a block's worth) and none in progress cannot reach here;
+                    // kept for safety: wait for the oldest to leave the window.
+                    return .blocked(until: (doc.failures.min() ?? now) + Double(policy.windowSeconds), now: now)
+                }
+                return .busy(retryAfter: 1)
             }
             doc.pending = inFlight + [Pending(pid: pid, time: now)]
             return nil
         }
         if let refusal { throw refusal }
+    }
+
+    /// Notes that the attempt in progress has handed its password over.
+    public func markAnswered(pid: Int32 = getpid()) throws(VaultError) {
+        try file.update { doc in
+            if let i = doc.pending?.firstIndex(where: { $0.pid == pid }) { doc.pending?[i].answered = true }
+        }
     }
 
     /// Gives the place back; a failed attempt counts. Returns the end of a block this failure started.
@@ -90,15 +102,16 @@ public struct RateLimiter: Sendable {
         }
     }
 
-    /// Drops failures outside the window and ends an expired block; a pending place whose process is gone
-    /// becomes a failure.
+    /// Drops failures outside the window and ends an expired block. A pending place whose process is gone
+    /// becomes a failure if its password had been handed over (killing a slow answer must not hide a wrong
+    /// guess); one abandoned at the prompt (Ctrl-C) is dropped.
     private func settle(_ doc: inout Document, now: Double) {
         if let until = doc.blockedUntil, until <= now { doc.blockedUntil = nil }
         if let pending = doc.pending {
             let gone = pending.filter { !isAlive($0.pid) }
             doc.pending = pending.filter { isAlive($0.pid) }
             if doc.pending?.isEmpty == true { doc.pending = nil }
-            for p in gone { doc.failures.append(p.time) }
+            for p in gone where p.answered == true { doc.failures.append(p.time) }
         }
         doc.failures = doc.failures.filter { now - $0 < Double(policy.windowSeconds) && $0 <= now }
         if doc.failures.count >= policy.failures && doc.blockedUntil == nil {
@@ -123,18 +136,29 @@ public struct RateLimiter: Sendable {
 /// an attempt in progress holds a place so parallel attempts get no more guesses than the limit.
 public struct RateLimitedGate: PresenceGate {
     let inner: any PresenceGate
-    let limiter: RateLimiter
+    /// Built when a prompt is about to happen, so commands that never prompt never read the policy.
+    let makeLimiter: @Sendable () throws(VaultError) -> RateLimiter
 
     public init(_ inner: any PresenceGate, limiter: RateLimiter) {
         self.inner = inner
-        self.limiter = limiter
+        makeLimiter = { limiter }
+    }
+
+    public init(_ inner: any PresenceGate, lazyLimiter: @escaping @Sendable () throws(VaultError) -> RateLimiter) {
+        self.inner = inner
+        makeLimiter = lazyLimiter
     }
 
     public func verify(reason: String) throws(VaultError) {
+        let limiter = try makeLimiter()
         try limiter.beginAttempt()
         var failure: VaultError?
         do {
-            try inner.verify(reason: reason)
+            if let reporting = inner as? any AnswerReportingGate {
+                try reporting.verify(reason: reason, onAnswer: { try? limiter.markAnswered() })
+            } else {
+                try inner.verify(reason: reason)
+            }
         } catch {
             failure = error
         }

@@ -26,7 +26,7 @@ extension Vault {
     ///
     /// `deliver` returns nil on success or a description of the consumer's failure; a failure counts
     /// against the rate limit. On success the slot's last supply (time, origin) is recorded.
-    public func supply(_ name: SlotName, checks: SupplyChecks,
+    public func supply(_ name: SlotName, checks: SupplyChecks, reason: String? = nil,
                        deliver: (SecretBytes) -> String?) throws(VaultError) {
         guard try checks.permissions.isAllowed(name) else {
             throw .refused("slot '\(name)' may not be supplied to other programs; allow it with 'vaultctl allow-supply \(name) on'")
@@ -45,15 +45,16 @@ extension Vault {
         if locked {
             throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
         }
-        try gate.verify(reason: "supply slot '\(name)'")
+        try gate.verify(reason: reason ?? "supply slot '\(name)'")
+        let secret: SecretBytes
+        do { secret = try slot(mode).read(name) } catch { throw .slot(error) }
+        // The last check, immediately before delivery.
         if let target = checks.target {
             let (stillLocked, status) = target.stillLocked()
             guard stillLocked else {
                 throw .refused("the target was unlocked while you authenticated (the --if-locked check exited \(status)), so nothing was supplied")
             }
         }
-        let secret: SecretBytes
-        do { secret = try slot(mode).read(name) } catch { throw .slot(error) }
         if let failure = deliver(secret) {
             if let until = try checks.limiter.recordFailure() {
                 throw .consumerFailedAndBlocked(failure, until: until)

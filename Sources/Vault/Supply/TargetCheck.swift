@@ -15,6 +15,8 @@ public struct TargetCheck: Sendable {
     public func stillLocked() -> (locked: Bool, status: Int32) {
         let started = Spawn.start(["/bin/sh", "-c", program]) { actions in
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            // Its output goes to stderr: with askpass, stdout is the secret's channel.
+            posix_spawn_file_actions_adddup2(&actions, 2, 1)
         }
         guard case .success(let pid) = started else { return (false, 127) }
         let status = Spawn.wait(pid)

@@ -9,18 +9,19 @@ enum StatusCommand {
         let status: LocationStatus
         do { status = try vault.status(name) } catch { throw ErrorReport.failure(error) }
         // Supply facts are shown only when the slot was ever allowed or supplied.
-        let supply = try context.supplyState()
-        let allowed = (try? supply.isAllowed(name)) ?? false
-        let last = try? supply.lastSupply(name)
+        // Supply facts need the policy (for the default); a malformed policy must not stop status.
+        let supply = try? context.supplyState()
+        let allowed = (try? supply?.isAllowed(name)) ?? false
+        let last = try? supply?.lastSupply(name)
         if args.has("json") {
-            let lastJSON = last.flatMap { $0 }.map {
+            let lastJSON = last.flatMap { $0 }.flatMap { $0 }.map {
                 "{\"time\":\(JSON.string(TimeText.iso8601($0.time))),\"origin\":\(JSON.string($0.origin))}"
             } ?? "null"
             Output.out("\(json(status, extra: [("allowSupply", allowed ? "true" : "false"), ("lastSupply", lastJSON)]))\n")
         } else {
             var line = "\(status.state.rawValue): \(status.message)"
             if allowed { line += " It may be supplied to other programs." }
-            if let l = last.flatMap({ $0 }) { line += " Last supplied \(TimeText.iso8601(l.time)) (\(l.origin))." }
+            if let l = last.flatMap({ $0 }).flatMap({ $0 }) { line += " Last supplied \(TimeText.iso8601(l.time)) (\(l.origin))." }
             Output.out(line + "\n")
         }
     }

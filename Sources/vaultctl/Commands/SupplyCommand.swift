@@ -21,7 +21,16 @@ enum SupplyCommand {
 
     static func askpass(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let name = try context.slotName(args.positionals[0])
-        try run(name, args, context) { secret in
+        // The asking program's prompt (e.g. "Enter passphrase for key …") tells the person what the secret
+        // is for; it is shown in the PAM prompt's context, cleaned and cut short, and logged nowhere.
+        var reason = "askpass for slot '\(name)'"
+        if args.positionals.count > 1 {
+            let asked = String(args.positionals[1].unicodeScalars.prefix(80).map {
+                $0.value < 0x20 || $0.value == 0x7f ? " " : Character($0)
+            })
+            reason += ", asked \"\(asked)\""
+        }
+        try run(name, args, context, reason: reason) { secret in
             Output.secret(secret) ? nil : "the secret could not be written to standard output"
         }
     }
@@ -45,13 +54,15 @@ enum SupplyCommand {
         }
     }
 
-    private static func run(_ name: SlotName, _ args: ParsedArguments, _ context: Context,
+    private static func run(_ name: SlotName, _ args: ParsedArguments, _ context: Context, reason: String? = nil,
                             deliver: (SecretBytes) -> String?) throws(CommandFailure) {
         let vault = try context.vault()
         let checks = SupplyChecks(permissions: try context.supplyState(), origin: try context.origin(),
                                   limiter: try context.limiter(),
                                   target: args.options["if-locked"].map(TargetCheck.init(program:)),
                                   clock: context.clock)
-        do { try vault.supply(name, checks: checks, deliver: deliver) } catch { throw ErrorReport.failure(error) }
+        do { try vault.supply(name, checks: checks, reason: reason, deliver: deliver) } catch {
+            throw ErrorReport.failure(error)
+        }
     }
 }

@@ -26,7 +26,7 @@ import Testing
     @Test func builtInHoldsTheDocumentedValues() {
         let policy = Policy.builtIn
         #expect(policy.remoteRanges.map(\.description) == ["100.64.0.0/10", "fd7a:115c:a1e0::/48"])
-        #expect(policy.nearbyRanges.map(\.description) == ["127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12",
+        #expect(policy.nearbyRanges.map(\.description) == ["10.0.0.0/8", "172.16.0.0/12",
                                                            "192.168.0.0/16", "169.254.0.0/16", "fe80::/10", "fc00::/7"])
         #expect(policy.rateLimit == RateLimitPolicy(failures: 3, windowSeconds: 300, blockSeconds: 300))
         #expect(policy.allowSupplyByDefault == false)

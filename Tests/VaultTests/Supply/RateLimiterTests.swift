@@ -102,19 +102,24 @@ import Slots
                                   clock: clock, isAlive: { _ in true })
         for pid in Int32(100)..<103 { try limiter.beginAttempt(pid: pid) }
         let error = thrownError { () throws(VaultError) in try limiter.beginAttempt(pid: 103) }
-        #expect(error?.blockedUntil != nil)
+        guard case .busy? = error else {
+            Issue.record("expected .busy, got \(String(describing: error))")
+            return
+        }
         try limiter.endAttempt(failed: false, pid: 100)
         try limiter.beginAttempt(pid: 104)
     }
 
-    /// A process killed while its prompt was open counts as a failure (killing is no way around the limit).
-    @Test func aPlaceWhoseProcessDiedCountsAsAFailure() throws {
-        let dead = Int32(999_999)
+    /// A process killed after handing its password over counts as a failure (killing a slow answer is no way
+    /// around the limit); one abandoned at the prompt does not.
+    @Test func aPlaceWhoseProcessDiedAfterAnsweringCountsAsAFailure() throws {
+        let dead = Int32(999_999), quit = Int32(999_998)
         let limiter = RateLimiter(stateFolder: folder.appending("state"), policy: RateLimitPolicy(failures: 2, windowSeconds: 300, blockSeconds: 300),
-                                  clock: clock, isAlive: { $0 != dead })
+                                  clock: clock, isAlive: { $0 != dead && $0 != quit })
+        try limiter.beginAttempt(pid: quit)
         try limiter.beginAttempt(pid: dead)
-        try limiter.recordFailure()
-        #expect(try limiter.blockedUntil() != nil)
+        try limiter.markAnswered(pid: dead)
+        #expect(try limiter.recordFailure() != nil, "the answered, killed attempt and this failure make two")
     }
 
     @Test func thePolicyNumbersAreHonoured() throws {
