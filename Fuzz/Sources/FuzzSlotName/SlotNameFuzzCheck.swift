@@ -1,0 +1,1 @@
+../../../Tests/SlotsTests/Fuzz/SlotNameFuzzCheck.swift
