@@ -4,7 +4,8 @@ import Glibc
 import Vault
 
 /// parse → call → render → exit code.
+let arguments = ProcessArguments.current()  // before hardening: a non-dumpable process may not read /proc/self
 Hardening.apply()
 signal(SIGPIPE, SIG_IGN)
-let code = Entrypoint.run(Array(CommandLine.arguments.dropFirst()))
+let code = Entrypoint.run(Array(arguments.dropFirst()))
 exit(code.rawValue)

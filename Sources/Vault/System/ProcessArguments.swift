@@ -1,0 +1,29 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The command line, from `CommandLine.arguments`, or from `/proc/self/cmdline` when the runtime has none.
+///
+/// A binary linked with the Swift runtime statically (`--static-swift-stdlib`, what `make release` builds)
+/// sees an empty `CommandLine.arguments` when pam_wrapper (the tests' and the benchmark's PAM stand-in) is
+/// preloaded with a service folder. Arguments are never secret, so reading them back from the kernel is safe.
+public enum ProcessArguments {
+    public static func current() -> [String] {
+        let fromRuntime = CommandLine.arguments
+        if !fromRuntime.isEmpty { return fromRuntime }
+        let fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 1 << 20 {
+            let n = read(fd, &chunk, chunk.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            bytes += chunk[..<n]
+        }
+        return bytes.split(separator: 0, omittingEmptySubsequences: false).dropLast().map {
+            String(decoding: $0, as: UTF8.self)
+        }
+    }
+}
