@@ -5,7 +5,7 @@ SWIFT ?= swift
 DEBIAN_PACKAGES := libsecret-1-dev libsodium-dev libpam0g-dev libpam-wrapper gnome-keyring \
                    libsecret-tools dbus-daemon dbus libglib2.0-bin pkg-config util-linux
 
-.PHONY: all deps build release test demo install clean fuzz
+.PHONY: all deps build release test demo install clean fuzz bench bench-smoke
 
 all: build
 
@@ -33,6 +33,17 @@ test: deps
 # An unattended tour: store, list, gated read through a demo PAM stack, delete.
 demo: release
 	scripts/demo.sh .build/release/vaultctl
+
+# Benchmark (bench/run.py): the release binary (--static-swift-stdlib) against secret-tool, pass, age and
+# systemd-creds, on its own private Secret Service and pam_wrapper stack; prints the table and writes
+# docs/benchmarks.md. bench-smoke: tiny counts, writes nothing (CI). More options: BENCH_ARGS='--rounds 50'.
+bench: release
+	$(SWIFT) build -c release --static-swift-stdlib
+	bench/run.sh "$$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/vaultctl" $(BENCH_ARGS)
+
+bench-smoke: release
+	$(SWIFT) build -c release --static-swift-stdlib
+	bench/run.sh "$$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/vaultctl" --smoke $(BENCH_ARGS)
 
 install: release
 	install -D -m 0755 .build/release/vaultctl $(DESTDIR)$(PREFIX)/bin/vaultctl

@@ -49,6 +49,8 @@ cat > "$dir/bus.conf" <<CONF
   <type>session</type>
   <listen>unix:dir=$dir/run</listen>
   <auth>EXTERNAL</auth>
+  <!-- the stock session bus's limit (dbus-daemon's built-in 128 fails secret-tool search at 1000 items) -->
+  <limit name="max_replies_per_connection">50000</limit>
   <policy context="default">
     <allow send_destination="*" eavesdrop="true"/>
     <allow eavesdrop="true"/>

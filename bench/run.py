@@ -1,0 +1,723 @@
+#!/usr/bin/env python3
+"""vaultctl benchmark: medians over interleaved runs, every figure as a ratio to `secret-tool lookup`.
+
+    bench/run.py PATH/TO/vaultctl [--smoke] [--rounds N] [--sizes 10,100,1000] [--out FILE] [--no-install]
+
+Builds nothing: give it a release binary (the Makefile's `bench` target builds one with
+--static-swift-stdlib). It starts its own private D-Bus bus with an unlocked gnome-keyring
+(scripts/secret-service.sh) and a pam_wrapper + pam_matrix PAM stack (scripts/pam-stack.sh), keeps every
+file under one temporary folder (HOME, XDG_STATE_HOME, XDG_CONFIG_HOME, GNUPGHOME, PASSWORD_STORE_DIR, the
+systemd-creds host key) and removes it, and stops what it started, at the end.
+
+For each size (slots per backend) it fills the vault up to that size, checks once that every command gives
+the expected answer, then runs ROUNDS interleaved rounds (each round runs every command once, in a shuffled
+order, after one warm-up round that is not counted) and reports the median wall time of each command
+(time.perf_counter_ns around spawn + os.wait4) and its peak RSS (wait4's ru_maxrss, read by GNU time in a
+few separate untimed runs: see Runner). The markdown goes to stdout and, unless --smoke, to
+docs/benchmarks.md. Peers (pass, gnupg, age, GNU time) are installed with apt-get only when missing, as
+root, outside smoke mode and without --no-install; systemd is never installed, and systemd-creds runs with
+a host key in the temporary folder (SYSTEMD_CREDENTIAL_SECRET), never the real one.
+
+Exit status: 0 when every command ran and answered as expected (a missed target is not a failure),
+1 when a command failed or answered wrongly, 2 on bad usage or a broken set-up.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import hashlib
+import os
+import platform
+import random
+import secrets
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCHEMA = "org.vaultctl.Slot"
+KEYRING_PASSWORD = "bench-keyring-password"
+PAM_PASSWORD = "bench-pam-password"
+PEER_PACKAGES = {"pass": ["pass", "gnupg"], "gpg": ["gnupg"], "age": ["age"], "time": ["time"]}
+
+# Targets from the issue. Ratios are to `secret-tool lookup` in the same rounds unless `against` says otherwise.
+RSS_TARGET_MIB = 16.0
+
+
+class BenchError(Exception):
+    """A command failed or answered wrongly: the benchmark is broken (exit 1)."""
+
+
+class SetupError(Exception):
+    """The benchmark could not be set up (exit 2)."""
+
+
+@dataclass
+class Cmd:
+    key: str                      # stable id
+    label: str                    # what the table shows
+    argv: list[str]
+    env: dict[str, str]
+    stdin: bytes | None = None
+    group: str = "vaultctl"       # vaultctl | peer | floor
+    target: tuple[str, float] | None = None   # (against key, max ratio)
+    times: list[int] = field(default_factory=list)   # ns
+    rss: list[int] = field(default_factory=list)     # KiB
+
+
+@dataclass
+class Peer:
+    name: str
+    ok: bool
+    note: str = ""
+
+
+def log(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def sh(argv: list[str], env: dict[str, str] | None = None, stdin: bytes | None = None,
+       check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Runs a set-up command (not timed)."""
+    p = subprocess.run(argv, env=env, input=stdin if stdin is not None else b"",
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    if check and p.returncode != 0:
+        raise BenchError(f"{' '.join(argv)} exited {p.returncode}: "
+                         f"{p.stderr.decode(errors='replace').strip()[:800]}")
+    return p
+
+
+def source_env(path: str) -> dict[str, str]:
+    """Reads the `export NAME='value'` lines the scripts write."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line.startswith("export "):
+                continue
+            name, _, value = line[len("export "):].partition("=")
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            out[name] = value
+    return out
+
+
+class Runner:
+    """Spawns one command and waits for it with wait4.
+
+    Timed runs spawn the command directly. Peak RSS comes from separate, untimed runs under GNU time
+    (`/usr/bin/time -f %M`): ru_maxrss of a process forked from this Python process starts at Python's own
+    resident size (the kernel records the pre-exec copy's high-water mark at exec, vfork or not), so it has
+    to be read by a small parent. GNU time's %M is the wait4 ru_maxrss of its child, in KiB.
+    """
+
+    def __init__(self, work: str, time_bin: str | None):
+        self.err_path = os.path.join(work, "last-stderr")
+        self.err_fd = os.open(self.err_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        self.rss_path = os.path.join(work, "last-rss")
+        self.time_bin = time_bin
+
+    def run(self, cmd: Cmd, rss: bool = False) -> tuple[int, int | None, int]:
+        """(wall ns, peak RSS KiB or None, exit code)"""
+        os.ftruncate(self.err_fd, 0)
+        os.lseek(self.err_fd, 0, os.SEEK_SET)
+        argv = cmd.argv
+        if rss:
+            argv = [self.time_bin, "-f", "%M", "-o", self.rss_path, *argv]
+        t0 = time.perf_counter_ns()
+        p = subprocess.Popen(argv, env=cmd.env, close_fds=True,
+                             stdin=subprocess.PIPE if cmd.stdin is not None else subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=self.err_fd)
+        if cmd.stdin is not None:
+            try:
+                p.stdin.write(cmd.stdin)
+            except BrokenPipeError:
+                pass
+            finally:
+                p.stdin.close()
+        _, status, _ru = os.wait4(p.pid, 0)
+        t1 = time.perf_counter_ns()
+        p.returncode = os.waitstatus_to_exitcode(status)  # reaped here; keep Popen from waiting again
+        peak = None
+        if rss:
+            with open(self.rss_path) as f:   # "Command exited with non-zero status N" may come first
+                lines = f.read().split()
+            peak = int(lines[-1]) if lines and lines[-1].isdigit() else None
+        return t1 - t0, peak, p.returncode
+
+    def stderr(self) -> str:
+        os.lseek(self.err_fd, 0, os.SEEK_SET)
+        return os.read(self.err_fd, 4000).decode(errors="replace").strip()
+
+    def check(self, cmd: Cmd) -> None:
+        dt, _, rc = self.run(cmd)
+        if rc != 0:
+            raise BenchError(f"{cmd.label}: exit {rc}: {self.stderr()}")
+        cmd.times.append(dt)
+
+    def check_rss(self, cmd: Cmd) -> None:
+        _, peak, rc = self.run(cmd, rss=True)
+        if rc != 0:
+            raise BenchError(f"{cmd.label} (under time for its RSS): exit {rc}: {self.stderr()}")
+        if peak is None:
+            raise BenchError(f"{cmd.label}: GNU time reported no peak RSS")
+        cmd.rss.append(peak)
+
+
+def capture(cmd: Cmd) -> tuple[int, bytes, str]:
+    p = subprocess.run(cmd.argv, env=cmd.env, input=cmd.stdin if cmd.stdin is not None else b"",
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    return p.returncode, p.stdout, p.stderr.decode(errors="replace").strip()
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.work = tempfile.mkdtemp(prefix="vb-", dir="/tmp")  # short: gpg-agent socket paths
+        os.chmod(self.work, 0o700)
+        self.started_bus = False
+        self.gnupg_home: str | None = None
+        self.peers: dict[str, Peer] = {}
+        self.notes: list[str] = []
+        self.installed: list[str] = []
+        self.values: dict[str, bytes] = {}
+        self.count = 0          # slots per backend so far
+
+    # ---- set-up -------------------------------------------------------------------------------------
+
+    def setup(self) -> None:
+        w = self.work
+        src = os.path.realpath(self.args.vaultctl)
+        if not (os.path.isfile(src) and os.access(src, os.X_OK)):
+            raise SetupError(f"{self.args.vaultctl} is not an executable file; build it first "
+                             "(make bench builds it with --static-swift-stdlib)")
+        os.makedirs(f"{w}/bin")
+        # A private copy: another build replacing the binary mid-run cannot mix two versions.
+        self.vaultctl = f"{w}/bin/vaultctl"
+        shutil.copy2(src, self.vaultctl)
+        with open(self.vaultctl, "rb") as f:
+            self.binary_sha = hashlib.sha256(f.read()).hexdigest()[:12]
+        self.binary_size = os.path.getsize(self.vaultctl)
+        for d in ("home", "state", "config"):
+            os.makedirs(f"{w}/{d}", mode=0o700)
+
+        missing = [t for t in ("secret-tool", "dbus-daemon", "gnome-keyring-daemon", "gdbus") if not shutil.which(t)]
+        if missing:
+            raise SetupError(f"missing {', '.join(missing)}; run 'make deps'")
+
+        log("starting a private D-Bus bus with an unlocked gnome-keyring")
+        self.bus_script = self.secret_service_script()
+        self.started_bus = True
+        sh([self.bus_script, "start", f"{w}/bus", "unlocked", KEYRING_PASSWORD])
+        bus = source_env(f"{w}/bus/env")
+        user = subprocess.run(["id", "-un"], stdout=subprocess.PIPE, check=True).stdout.decode().strip()
+        sh([f"{ROOT}/scripts/pam-stack.sh", f"{w}/pam", user, PAM_PASSWORD])
+        pam = source_env(f"{w}/pam/env")
+
+        self.askpass = f"{w}/bin/askpass"
+        with open(self.askpass, "w") as f:
+            f.write(f"#!/bin/sh\nprintf '%s\\n' '{PAM_PASSWORD}'\n")
+        os.chmod(self.askpass, 0o700)
+
+        base = {
+            "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "HOME": f"{w}/home",
+            "XDG_STATE_HOME": f"{w}/state",
+            "XDG_CONFIG_HOME": f"{w}/config",
+            "XDG_RUNTIME_DIR": f"{w}/bus/run",
+            **bus,
+        }
+        self.env = base
+        # The PAM stack (LD_PRELOAD of pam_wrapper) only for the gated commands, as in the tests.
+        # PAM_WRAPPER_RUNTIME_DIR is a placeholder that pam_wrapper's constructor overwrites in place. Without
+        # it the constructor *adds* the variable, glibc moves `environ` to the heap, and a binary linked with
+        # --static-swift-stdlib (whose runtime finds argv by walking back from `environ` on the initial stack,
+        # and runs its constructors after the preloaded library's) sees no arguments at all: exit 64, "No
+        # command given". The dynamically linked debug build the tests use is not affected.
+        self.gated_env = {**base, **pam, "PAM_WRAPPER_RUNTIME_DIR": f"{w}/pam-runtime-placeholder",
+                          "VAULT_ASKPASS": self.askpass}
+
+        self.time_bin = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+        if self.time_bin is None and self.maybe_install("time", "/usr/bin/time"):
+            self.time_bin = "/usr/bin/time"
+        if self.time_bin is None:
+            self.notes.append("peak RSS not measured: GNU time (/usr/bin/time, Debian package `time`) is missing")
+        self.runner = Runner(w, self.time_bin)
+        self.setup_peers()
+
+    def secret_service_script(self) -> str:
+        """scripts/secret-service.sh, with a session bus's reply limit when it does not set one itself.
+
+        dbus-daemon's built-in limit is 128 pending replies per connection; a desktop session bus
+        (/usr/share/dbus-1/session.conf) allows 50000. libsecret loads every item of a search at once, so
+        on the script's bus `secret-tool search --all` fails ("No such secret item at path …") once a few
+        hundred items match. The copy differs from the script only in that one <limit> line.
+        """
+        original = f"{ROOT}/scripts/secret-service.sh"
+        with open(original) as f:
+            text = f.read()
+        if "max_replies_per_connection" in text:
+            return original
+        limit = '  <limit name="max_replies_per_connection">50000</limit>\n</busconfig>\nCONF'
+        if text.count("</busconfig>\nCONF") != 1:
+            self.notes.append("scripts/secret-service.sh's bus keeps dbus-daemon's limit of 128 pending replies per "
+                              "connection (a session bus allows 50000) and could not be adjusted; "
+                              "`secret-tool search --all` may fail above ~128 items")
+            return original
+        copy = f"{self.work}/bin/secret-service.sh"
+        with open(copy, "w") as f:
+            f.write(text.replace("</busconfig>\nCONF", limit))
+        os.chmod(copy, 0o700)
+        self.notes.append("The private bus is scripts/secret-service.sh's with one line added: a session bus's "
+                          "`max_replies_per_connection` of 50000 (session.conf) instead of dbus-daemon's built-in 128, "
+                          "without which `secret-tool search --all` fails at 1000 items (libsecret asks for every "
+                          "item at once).")
+        return copy
+
+    def maybe_install(self, tool: str, path: str | None = None) -> bool:
+        if (os.access(path, os.X_OK) if path else shutil.which(tool)):
+            return True
+        if self.args.smoke or self.args.no_install or os.geteuid() != 0 or not shutil.which("apt-get"):
+            return False
+        pkgs = PEER_PACKAGES[tool]
+        log(f"installing {' '.join(pkgs)} (for {tool})")
+        p = subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *pkgs],
+                           env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if p.returncode != 0:
+            self.notes.append(f"apt-get install {' '.join(pkgs)} failed: {p.stderr.decode(errors='replace').strip()[:200]}")
+            return False
+        self.installed += pkgs
+        return bool(os.access(path, os.X_OK) if path else shutil.which(tool))
+
+    def setup_peers(self) -> None:
+        w = self.work
+        # pass, with a throwaway GnuPG home and a passphrase-less key made in batch mode.
+        if self.maybe_install("pass") and self.maybe_install("gpg"):
+            try:
+                self.gnupg_home = f"{w}/gnupg"
+                os.makedirs(self.gnupg_home, mode=0o700)
+                self.pass_env = {**self.env, "GNUPGHOME": self.gnupg_home,
+                                 "PASSWORD_STORE_DIR": f"{w}/password-store"}
+                sh(["gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", "",
+                    "--quick-gen-key", "vaultctl bench <bench@example.invalid>", "future-default", "default", "never"],
+                   env=self.pass_env)
+                out = sh(["gpg", "--batch", "--with-colons", "--list-secret-keys"], env=self.pass_env).stdout.decode()
+                fpr = next(l.split(":")[9] for l in out.splitlines() if l.startswith("fpr:"))
+                sh(["pass", "init", fpr], env=self.pass_env)
+                sh(["pass", "insert", "-m", "-f", "bench/show"], env=self.pass_env, stdin=secrets.token_hex(16).encode())
+                sh(["pass", "show", "bench/show"], env=self.pass_env)
+                self.peers["pass"] = Peer("pass", True)
+            except (BenchError, StopIteration, subprocess.TimeoutExpired) as e:
+                self.peers["pass"] = Peer("pass", False, f"set-up failed: {e}")
+        else:
+            self.peers["pass"] = Peer("pass", False, "pass/gpg not installed" +
+                                      (" (smoke mode installs nothing)" if self.args.smoke else ""))
+
+        # age: an identity, one file encrypted once.
+        if self.maybe_install("age") and shutil.which("age-keygen"):
+            try:
+                os.makedirs(f"{w}/age", mode=0o700)
+                sh(["age-keygen", "-o", f"{w}/age/key"], env=self.env)
+                rcpt = sh(["age-keygen", "-y", f"{w}/age/key"], env=self.env).stdout.decode().strip()
+                sh(["age", "-e", "-r", rcpt, "-o", f"{w}/age/secret.age"], env=self.env,
+                   stdin=secrets.token_hex(16).encode())
+                self.peers["age"] = Peer("age", True)
+            except BenchError as e:
+                self.peers["age"] = Peer("age", False, f"set-up failed: {e}")
+        else:
+            self.peers["age"] = Peer("age", False, "age not installed" +
+                                     (" (smoke mode installs nothing)" if self.args.smoke else ""))
+
+        # systemd-creds --with-key=host, with the host key in our folder (SYSTEMD_CREDENTIAL_SECRET), so the
+        # real /var/lib/systemd/credential.secret is neither read nor created. systemd itself is never installed.
+        if shutil.which("systemd-creds"):
+            try:
+                os.makedirs(f"{w}/creds", mode=0o700)
+                self.creds_env = {**self.env, "SYSTEMD_CREDENTIAL_SECRET": f"{w}/creds/credential.secret"}
+                sh(["systemd-creds", "setup"], env=self.creds_env)
+                with open(f"{w}/creds/plain", "wb") as f:
+                    f.write(secrets.token_hex(16).encode())
+                sh(["systemd-creds", "encrypt", "--with-key=host", "--name=bench",
+                    f"{w}/creds/plain", f"{w}/creds/secret.cred"], env=self.creds_env)
+                sh(["systemd-creds", "decrypt", "--with-key=host", "--name=bench",
+                    f"{w}/creds/secret.cred", "-"], env=self.creds_env)
+                self.peers["systemd-creds"] = Peer("systemd-creds", True)
+            except BenchError as e:
+                self.peers["systemd-creds"] = Peer("systemd-creds", False, f"cannot run here: {e}")
+        else:
+            self.peers["systemd-creds"] = Peer("systemd-creds", False, "systemd-creds not installed (not installed by the benchmark)")
+
+    # ---- the vault's contents -----------------------------------------------------------------------
+
+    def populate(self, size: int) -> None:
+        if size <= self.count:
+            return
+        t0 = time.monotonic()
+        todo = [(mode, i) for i in range(self.count, size) for mode in ("device", "sync")]
+
+        def one(item):
+            mode, i = item
+            name = f"{'dev' if mode == 'device' else 'sync'}-{i:04d}"
+            value = secrets.token_hex(16).encode()
+            argv = [self.vaultctl, "store", name] + (["--mode", "sync"] if mode == "sync" else [])
+            p = subprocess.run(argv, env=self.env, input=value, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            if p.returncode != 0:
+                raise BenchError(f"vaultctl store {name} --mode {mode}: exit {p.returncode}: "
+                                 f"{p.stderr.decode(errors='replace').strip()}")
+            return name, value
+
+        with ThreadPoolExecutor(max_workers=self.args.jobs) as pool:
+            for name, value in pool.map(one, todo):
+                self.values[name] = value
+        log(f"filled to {size} slots per backend in {time.monotonic() - t0:.1f} s "
+            f"({len(todo)} stores, {self.args.jobs} in parallel)")
+        self.count = size
+
+    # ---- commands -----------------------------------------------------------------------------------
+
+    def commands(self) -> list[Cmd]:
+        v, e, g, w = self.vaultctl, self.env, self.gated_env, self.work
+        lookup = Cmd("st-lookup", "`secret-tool lookup` (1 item)", ["secret-tool", "lookup", "xdg:schema", SCHEMA, "slot", "sync-0000"], e, group="peer")
+        cmds = [
+            Cmd("read-dev", "`vaultctl read` device (gated)", [v, "read", "dev-0000"], g, target=("st-lookup", 0.5)),
+            Cmd("read-sync", "`vaultctl read` sync (gated)", [v, "read", "sync-0000"], g, target=("st-lookup", 1.2)),
+            Cmd("status-dev", "`vaultctl status` device slot", [v, "status", "dev-0000"], e, target=("st-lookup", 0.5)),
+            Cmd("status-sync", "`vaultctl status` sync slot", [v, "status", "sync-0000"], e, target=("st-lookup", 0.5)),
+            Cmd("list", "`vaultctl list` (both backends)", [v, "list"], e),
+            Cmd("store-dev", "`vaultctl store` device", [v, "store", "dev-0001"], e, stdin=b"bench-store-device-value"),
+            Cmd("store-sync", "`vaultctl store --mode sync`", [v, "store", "sync-0001", "--mode", "sync"], e, stdin=b"bench-store-sync-value"),
+            Cmd("help", "`vaultctl help` (start-up floor)", [v, "help"], e, group="floor"),
+            Cmd("help-pam", "`vaultctl help` under pam_wrapper (start-up floor of a gated command)", [v, "help"], g, group="floor"),
+            Cmd("askpass", "askpass script alone (part of a gated read)", [self.askpass, "Password:"], e, group="floor"),
+            Cmd("true", "`/bin/true` (spawn floor)", ["/bin/true"], e, group="floor"),
+            lookup,
+            Cmd("st-store", "`secret-tool store`", ["secret-tool", "store", "--label=vaultctl: sync-0002", "xdg:schema", SCHEMA, "slot", "sync-0002"], e,
+                stdin=b"bench-secret-tool-store-value", group="peer"),
+            Cmd("st-search", "`secret-tool search --all` (every vaultctl item, secrets loaded)", ["secret-tool", "search", "--all", "xdg:schema", SCHEMA], e, group="peer"),
+        ]
+        if self.peers.get("systemd-creds") and self.peers["systemd-creds"].ok:
+            ce = self.creds_env
+            cmds += [
+                Cmd("creds-enc", "`systemd-creds encrypt --with-key=host`",
+                    ["systemd-creds", "encrypt", "--with-key=host", "--name=bench", f"{w}/creds/plain", f"{w}/creds/out.cred"], ce, group="peer"),
+                Cmd("creds-dec", "`systemd-creds decrypt --with-key=host`",
+                    ["systemd-creds", "decrypt", "--with-key=host", "--name=bench", f"{w}/creds/secret.cred", "-"], ce, group="peer"),
+            ]
+        if self.peers.get("pass") and self.peers["pass"].ok:
+            pe = self.pass_env
+            cmds += [
+                Cmd("pass-show", "`pass show` (gpg decrypt)", ["pass", "show", "bench/show"], pe, group="peer"),
+                Cmd("pass-insert", "`pass insert`", ["pass", "insert", "-m", "-f", "bench/insert"], pe, stdin=b"bench-pass-insert-value\n", group="peer"),
+            ]
+        if self.peers.get("age") and self.peers["age"].ok:
+            cmds.append(Cmd("age-d", "`age -d -i key file`", ["age", "-d", "-i", f"{w}/age/key", f"{w}/age/secret.age"], e, group="peer"))
+        return cmds
+
+    def verify(self, cmds: dict[str, Cmd], size: int) -> None:
+        """Once per size, untimed: the commands say what they should."""
+        def expect(key: str, pred, what: str) -> bytes:
+            rc, out, err = capture(cmds[key])
+            if rc != 0 or not pred(out):
+                raise BenchError(f"{cmds[key].label}: expected {what}, got exit {rc}, "
+                                 f"stdout {out[:200]!r}, stderr {err[-600:]!r}")
+            return out
+        expect("read-dev", lambda o: o == self.values["dev-0000"], "the stored bytes")
+        expect("read-sync", lambda o: o == self.values["sync-0000"], "the stored bytes")
+        expect("st-lookup", lambda o: o == self.values["sync-0000"], "the stored bytes")
+        expect("status-dev", lambda o: b"cannot-leave-device" in o, "cannot-leave-device")
+        expect("status-sync", lambda o: b"in-slot" in o, "in-slot")
+        out = expect("list", lambda o: True, "a listing")
+        lines = [l for l in out.decode(errors="replace").splitlines() if "dev-" in l or "sync-" in l]
+        if len(lines) != 2 * size:
+            raise BenchError(f"vaultctl list: expected {2 * size} slots, saw {len(lines)} lines naming one:\n"
+                             + out.decode(errors="replace")[:500])
+        out = expect("st-search", lambda o: True, "items")
+        n = out.count(b"\nlabel = ") + out.startswith(b"label = ")
+        if n == 0:  # format differs between versions: count the item headers instead
+            n = sum(1 for l in out.splitlines() if l.startswith(b"[/"))
+        if n != size:
+            raise BenchError(f"secret-tool search --all: expected {size} items, saw {n}")
+        if "askpass" in cmds:
+            expect("askpass", lambda o: o.strip() == PAM_PASSWORD.encode(), "the password")
+
+    def measure(self, size: int) -> list[Cmd]:
+        cmds = self.commands()
+        by_key = {c.key: c for c in cmds}
+        # the store targets hold their own values from now on
+        runner = self.runner
+        for c in cmds:
+            if c.key in ("store-dev", "store-sync", "st-store"):
+                runner.check(c)
+                c.times.clear(); c.rss.clear()
+        self.verify(by_key, size)
+        rng = random.Random(self.args.seed + size)
+        t0 = time.monotonic()
+        total = self.args.rounds + self.args.warmup
+        for r in range(total):
+            order = cmds[:]
+            rng.shuffle(order)
+            for c in order:
+                runner.check(c)
+            if r < self.args.warmup:
+                for c in cmds:
+                    c.times.clear(); c.rss.clear()
+            if (r + 1) % 10 == 0 or r + 1 == total:
+                log(f"size {size}: round {r + 1}/{total} ({time.monotonic() - t0:.0f} s)")
+        if self.time_bin:
+            for _ in range(self.args.rss_runs):
+                for c in cmds:
+                    runner.check_rss(c)
+        self.verify(by_key, size)  # still the same answers after the rounds
+        return cmds
+
+    # ---- clean-up -----------------------------------------------------------------------------------
+
+    def teardown(self) -> None:
+        if self.gnupg_home and shutil.which("gpgconf"):
+            subprocess.run(["gpgconf", "--kill", "all"], env={**os.environ, "GNUPGHOME": self.gnupg_home},
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if self.started_bus:
+            subprocess.run([self.bus_script, "stop", f"{self.work}/bus"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if self.args.keep:
+            log(f"kept {self.work}")
+        else:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+
+# ---- report -----------------------------------------------------------------------------------------
+
+def median_ms(c: Cmd) -> float:
+    return statistics.median(c.times) / 1e6
+
+
+def peak_mib(c: Cmd) -> float | None:
+    return max(c.rss) / 1024 if c.rss else None
+
+
+def machine_line(b: Bench) -> str:
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    uname = f"{platform.system()} {platform.release()} {platform.machine()}"
+    try:
+        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=10", "HEAD"], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL).stdout.decode().strip() or "unknown"
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no", "--", "Sources", "Package.swift"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.strip()
+        if dirty:
+            commit += " (+ uncommitted changes in Sources)"
+    except OSError:
+        commit = "unknown"
+    mem = ""
+    try:
+        with open("/proc/meminfo") as f:
+            kb = int(f.readline().split()[1])
+            mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return (f"{uname}, {cpu}, {os.cpu_count()} CPUs{mem}; vaultctl {commit}, "
+            f"binary sha256 {b.binary_sha}… ({b.binary_size / 1024 / 1024:.1f} MiB)")
+
+
+def fmt_ms(x: float) -> str:
+    return f"{x:.2f}" if x < 10 else f"{x:.1f}" if x < 100 else f"{x:.0f}"
+
+
+def target_cell(c: Cmd, by_key: dict[str, Cmd], size: int, sizes: list[int]) -> tuple[str, list[tuple[str, bool, str]]]:
+    """The table cell and the (target, ok, measured) entries for the summary."""
+    parts, results = [], []
+    if c.target:
+        against, limit = c.target
+        r = median_ms(c) / median_ms(by_key[against])
+        ok = r <= limit
+        parts.append(f"≤ {limit:g}× {'✓' if ok else '✗'}")
+        results.append((f"{c.label} ≤ {limit:g}× `secret-tool lookup`", ok, f"{r:.2f}×"))
+    if c.key == "list" and size == 1000 and "st-search" in by_key:
+        r = median_ms(c) / median_ms(by_key["st-search"])
+        ok = r <= 0.1
+        parts.append(f"≤ 0.1× search --all: {r:.3f}× {'✓' if ok else '✗'}")
+        results.append(("`vaultctl list` at 1000 ≤ 0.1× `secret-tool search --all` at 1000", ok, f"{r:.3f}×"))
+    if (c.group == "vaultctl" or c.key == "help") and peak_mib(c) is not None:
+        ok = peak_mib(c) <= RSS_TARGET_MIB
+        parts.append(f"RSS ≤ {RSS_TARGET_MIB:g} MiB {'✓' if ok else '✗'}")
+        results.append((f"{c.label} peak RSS ≤ {RSS_TARGET_MIB:g} MiB", ok, f"{peak_mib(c):.1f} MiB"))
+    return " · ".join(parts), results
+
+
+def report(b: Bench, results: dict[int, list[Cmd]], started: float, elapsed: float) -> tuple[str, list]:
+    args = b.args
+    sizes = sorted(results)
+    out = ["# vaultctl benchmarks", ""]
+    if args.smoke:
+        out += ["**Smoke run** (tiny counts, to keep the benchmark working; the figures mean little).", ""]
+    out += [
+        f"Machine: {machine_line(b)}.  ",
+        f"Run: {_dt.datetime.fromtimestamp(started, _dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}, "
+        f"{args.rounds} interleaved rounds per size (+{args.warmup} warm-up), shuffled order (seed {args.seed}), "
+        f"medians; {elapsed / 60:.1f} min in all, filling the vault included. Load average at the end: "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}.",
+        "",
+        "Every time is a ratio to `secret-tool lookup` of one item measured in the same rounds on the same "
+        "bus. The PAM module's own cost is out of the picture: the gated reads authenticate through pam_matrix "
+        "under pam_wrapper (`scripts/pam-stack.sh`), against a private gnome-keyring (`scripts/secret-service.sh`).",
+        "",
+    ]
+    summary: list[tuple[str, bool, str, int]] = []
+    tables = []
+    for size in sizes:
+        cmds = results[size]
+        by_key = {c.key: c for c in cmds}
+        base = median_ms(by_key["st-lookup"])
+        rows = ["", f"### {size} slots per backend ({size} device + {size} sync items)", "",
+                "| command | median ms | ratio to `secret-tool lookup` | peak RSS MiB | target |",
+                "| --- | ---: | ---: | ---: | --- |"]
+        order = {"vaultctl": 0, "floor": 1, "peer": 2}
+        for c in sorted(cmds, key=lambda c: order[c.group]):
+            cell, res = target_cell(c, by_key, size, sizes)
+            for what, ok, measured in res:
+                summary.append((what, ok, measured, size))
+            rows.append(f"| {c.label} | {fmt_ms(median_ms(c))} | {median_ms(c) / base:.2f}× | "
+                        f"{'—' if peak_mib(c) is None else f'{peak_mib(c):.1f}'} | {cell} |")
+        tables += rows
+
+    # Targets: one line each, the worst size decides.
+    out += ["## Targets", "", "| target | result | worst (size) |", "| --- | --- | --- |"]
+    seen: dict[str, list[tuple[bool, str, int]]] = {}
+    for what, ok, measured, size in summary:
+        key = what
+        if "peak RSS" in what:
+            key = "every vaultctl command: peak RSS ≤ 16 MiB"
+        seen.setdefault(key, []).append((ok, measured, size, what))
+    for what, entries in seen.items():
+        bad = [e for e in entries if not e[0]]
+        worst = (bad or entries)[-1]
+        if "peak RSS" in what:
+            worst = max(entries, key=lambda e: float(e[1].split()[0]))
+        else:
+            worst = max(entries, key=lambda e: float(e[1].rstrip("×")))
+        verdict = "✓ met" if not bad else f"✗ missed at {', '.join(str(x) for x in sorted({e[2] for e in bad}))}"
+        extra = f" — {worst[3].split(' peak')[0]}" if "peak RSS" in what else ""
+        out.append(f"| {what} | {verdict} | {worst[1]} ({worst[2]}){extra} |")
+    out += tables
+    out += ["", "## Notes", ""]
+    out += [
+        "- Wall time is `time.perf_counter_ns()` around spawning the command from Python and `os.wait4` on it, "
+        "so every figure includes the same spawn cost (see `/bin/true`). Peak RSS is `ru_maxrss` from `wait4`, "
+        f"read by GNU time (`/usr/bin/time -f %M`) in {args.rss_runs} separate untimed run(s) per command and "
+        "size (the largest is shown): a child forked from the Python harness would report the harness's own "
+        "resident size. It covers the command and the children it waited for (the askpass script for a gated "
+        "read; gpg for `pass`), not daemons it talks to (gnome-keyring, gpg-agent); the `/bin/true` row is "
+        "the floor of this method.",
+        "- A gated read runs `VAULT_ASKPASS`, a two-line `/bin/sh` script; its fork+exec is part of the read and "
+        "is shown alone as \"askpass script alone\". `vaultctl help` is the binary's start-up floor.",
+        "- vaultctl: `read`/`status` of one slot; `list` names every slot of both backends; `store` replaces one "
+        "existing slot (the slot count stays the same). Non-gated commands run without pam_wrapper.",
+        "- `secret-tool lookup`/`store` use vaultctl's own schema and attributes (the store replaces one existing "
+        "sync item). `secret-tool search --all xdg:schema org.vaultctl.Slot` (libsecret "
+        f"{libsecret_version()}) loads and prints every matching item's secret and attributes (to /dev/null); it "
+        "would unlock the collection only with `--unlock` (the collection is unlocked here).",
+    ]
+    for name, peer in b.peers.items():
+        if not peer.ok:
+            out.append(f"- {name}: skipped — {peer.note}.")
+    if b.peers.get("systemd-creds") and b.peers["systemd-creds"].ok:
+        out.append("- `systemd-creds --with-key=host` uses a host key made by `systemd-creds setup` in the "
+                   "benchmark's temporary folder (`SYSTEMD_CREDENTIAL_SECRET`); the real "
+                   "`/var/lib/systemd/credential.secret` is neither read nor created.")
+    if b.peers.get("pass") and b.peers["pass"].ok:
+        out.append("- `pass`: a throwaway `GNUPGHOME` with a passphrase-less ed25519/cv25519 key made in batch mode; "
+                   "`PASSWORD_STORE_DIR` in the temporary folder (no git); gpg-agent is started by the warm-up round.")
+    if b.installed:
+        out.append(f"- Installed for this run: {' '.join(sorted(set(b.installed)))}.")
+    out += b.notes and [f"- {n}" for n in b.notes] or []
+    out += [f"- Rerun with `make bench` (quiet machine, as root or with the peers installed); "
+            "CI runs `make bench-smoke`."]
+    return "\n".join(out) + "\n", summary
+
+
+def libsecret_version() -> str:
+    p = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "libsecret-tools"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL) if shutil.which("dpkg-query") else None
+    return p.stdout.decode().strip() if p and p.returncode == 0 else "?"
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("vaultctl", help="path to the vaultctl binary (release build)")
+    ap.add_argument("--smoke", action="store_true", help="tiny counts for CI: 3 rounds, 10 slots, no installs, no docs/")
+    ap.add_argument("--rounds", type=int, help="measured rounds per size (default 30; smoke 3)")
+    ap.add_argument("--warmup", type=int, default=1, help="uncounted rounds before each size (default 1)")
+    ap.add_argument("--sizes", help="slots per backend, comma-separated (default 10,100,1000; smoke 10)")
+    ap.add_argument("--rss-runs", type=int, help="untimed runs under GNU time per command and size for peak RSS (default 3; smoke 1)")
+    ap.add_argument("--jobs", type=int, default=4, help="parallel stores while filling the vault (default 4)")
+    ap.add_argument("--seed", type=int, default=20240601, help="shuffle seed")
+    ap.add_argument("--out", help="markdown file to write (default docs/benchmarks.md; smoke: none)")
+    ap.add_argument("--no-install", action="store_true", help="never apt-get install a missing peer")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    args = ap.parse_args(argv)
+    if args.rounds is None:
+        args.rounds = 3 if args.smoke else 30
+    if args.rss_runs is None:
+        args.rss_runs = 1 if args.smoke else 3
+    sizes = [int(s) for s in (args.sizes or ("10" if args.smoke else "10,100,1000")).split(",")]
+    if args.rounds < 1 or any(s < 3 for s in sizes):
+        ap.error("--rounds must be ≥ 1 and every size ≥ 3")
+    if args.out is None and not args.smoke:
+        args.out = os.path.join(ROOT, "docs", "benchmarks.md")
+
+    # SIGTERM/SIGHUP: unwind through the finally below, so the bus and keyring are stopped.
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGHUP, stop)
+
+    started = time.time()
+    t0 = time.monotonic()
+    b = Bench(args)
+    results: dict[int, list[Cmd]] = {}
+    try:
+        b.setup()
+        for size in sorted(sizes):
+            b.populate(size)
+            results[size] = b.measure(size)
+    except SetupError as e:
+        print(f"bench: {e}", file=sys.stderr)
+        return 2
+    except BenchError as e:
+        print(f"bench: FAILED: {e}", file=sys.stderr)
+        return 1
+    finally:
+        b.teardown()
+    md, summary = report(b, results, started, time.monotonic() - t0)
+    print(md)
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        tmp = args.out + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(md)
+        os.replace(tmp, args.out)
+        log(f"wrote {args.out}")
+    missed = sorted({what for what, ok, _, _ in summary if not ok})
+    log(f"done in {time.monotonic() - t0:.0f} s; targets missed: {len(missed)}" + (" (not a failure)" if missed else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
