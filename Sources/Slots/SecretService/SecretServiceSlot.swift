@@ -1,4 +1,5 @@
 import CSecret
+import Dispatch
 
 /// The sync slot: an item in the Secret Service default collection, found by the schema
 /// `org.vaultctl.Slot` with the string attribute `slot` = the slot name (the same attributes
@@ -172,17 +173,27 @@ private struct Session {
     let collection: UnsafeMutablePointer<SecretCollection>
     let schema: UnsafeMutablePointer<SecretSchema>
 
-    /// Releases what `open` took.
-    func close() {
-        g_object_unref(UnsafeMutableRawPointer(collection))
-        secret_schema_unref(schema)
-        g_object_unref(UnsafeMutableRawPointer(service))
+    /// Nothing to release per call: the process keeps one session (see `SessionCache`).
+    func close() {}
+
+    /// Opens the key-exchange session on an existing connection, once.
+    /// The corresponding C function is `secret_service_ensure_session_sync`.
+    fileprivate func ensureSecretSession() throws(SlotError) {
+        var error: UnsafeMutablePointer<GError>?
+        if secret_service_ensure_session_sync(service, nil, &error) == 0 {
+            throw Session.unavailable(&error, "opening a session")
+        }
     }
 
     /// Connects and resolves the `default` alias; with `transfersSecrets`, also opens a session (a key
     /// exchange, needed only to read or write a value). No bus, no provider, or no default collection is
     /// `serviceUnavailable`, never "no item".
     static func open(transfersSecrets: Bool = false) throws(SlotError) -> Session {
+        try SessionCache.shared.session(transfersSecrets: transfersSecrets)
+    }
+
+    /// A new connection (what the cache calls once per process).
+    fileprivate static func connect(transfersSecrets: Bool) throws(SlotError) -> Session {
         var error: UnsafeMutablePointer<GError>?
         let flags = transfersSecrets ? SECRET_SERVICE_OPEN_SESSION : SECRET_SERVICE_NONE
         guard let service = secret_service_get_sync(flags, nil, &error) else {
@@ -317,5 +328,34 @@ private struct Items {
 
     func release() {
         if let list { g_list_free_full(list, g_object_unref) }
+    }
+}
+
+/// One connection to the provider per process: a read asks first whether the slot holds a value, then
+/// (after PAM) for the value, and `status` asks twice too; reconnecting and resolving the default alias each
+/// time doubled the D-Bus round trips. `@unchecked Sendable`: the session is created under `lock`, and the
+/// GDBus proxies it holds are safe to call from any thread. It lives as long as the process.
+private final class SessionCache: @unchecked Sendable {
+    static let shared = SessionCache()
+    private let lock = DispatchSemaphore(value: 1)
+    private var cached: Session?
+    private var hasSecretSession = false
+
+    func session(transfersSecrets: Bool) throws(SlotError) -> Session {
+        lock.wait()
+        defer { lock.signal() }
+        let session: Session
+        if let cached {
+            session = cached
+            if transfersSecrets && !hasSecretSession {
+                try session.ensureSecretSession()
+                hasSecretSession = true
+            }
+        } else {
+            session = try Session.connect(transfersSecrets: transfersSecrets)
+            cached = session
+            hasSecretSession = transfersSecrets
+        }
+        return session
     }
 }

@@ -53,8 +53,10 @@ public struct RateLimiter: Sendable {
     /// Counts one failure; returns the end of the block this failure started, if it started one.
     @discardableResult
     public func recordFailure() throws(VaultError) -> Double? {
-        let now = clock.now()
-        return try file.update { doc in
+        // "now" is read under the lock: read before it, a later failure another process recorded while this
+        // one waited would look like it came from the future and be dropped.
+        try file.update { doc in
+            let now = clock.now()
             settle(&doc, now: now)
             return fail(&doc, now: now)
         }
@@ -63,9 +65,9 @@ public struct RateLimiter: Sendable {
     /// Takes a place for an attempt about to prompt: throws `.blocked` while blocked, or while recent
     /// failures plus attempts in progress already reach the limit.
     public func beginAttempt(pid: Int32 = getpid()) throws(VaultError) {
-        let now = clock.now()
         let limit = policy.failures
         let refusal: VaultError? = try file.update { doc in
+            let now = clock.now()
             settle(&doc, now: now)
             if let until = doc.blockedUntil, until > now { return .blocked(until: until, now: now) }
             let inFlight = doc.pending ?? []
@@ -93,8 +95,8 @@ public struct RateLimiter: Sendable {
     /// Gives the place back; a failed attempt counts. Returns the end of a block this failure started.
     @discardableResult
     public func endAttempt(failed: Bool, pid: Int32 = getpid()) throws(VaultError) -> Double? {
-        let now = clock.now()
-        return try file.update { doc in
+        try file.update { doc in
+            let now = clock.now()
             if let i = doc.pending?.firstIndex(where: { $0.pid == pid }) { doc.pending?.remove(at: i) }
             if doc.pending?.isEmpty == true { doc.pending = nil }
             settle(&doc, now: now)
