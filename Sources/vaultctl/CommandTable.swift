@@ -91,7 +91,8 @@ enum CommandTable {
                 session is nearby (not a remote login); the rate limit does not block; with --if-locked, CHECK \
                 (run by /bin/sh) exits 0, meaning the target still needs the secret. Then PAM, then CHECK \
                 again right before delivery. The secret goes to COMMAND's stdin followed by EOF, never to its \
-                arguments or environment. COMMAND failing is exit 1 and counts as a failed attempt.
+                arguments or environment. COMMAND failing is exit 1 and counts as a failed attempt; with --if-locked, so \
+                does COMMAND exiting 0 while CHECK still says the target is locked.
                 """,
                 positionals: 2...Int.max,
                 options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked")],

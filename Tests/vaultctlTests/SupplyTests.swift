@@ -15,14 +15,14 @@ struct SupplyTests {
         let secret = TestData.binarySecret(name)
         try sb.storeSuppliable(name, secret)
         let consumer = try sb.makeConsumer()
-        let check = try sb.makeCheck(exiting: 0)
+        let check = try sb.makeCheckUnlockedByDelivery()
 
         let r = try sb.vaultctlCounted(["supply", name, "--if-locked", check.path, "--",
                                         consumer.path, "--user", "a b", "--"])
         #expect(r.status == 0, "\(r)")
         #expect(r.stdout.isEmpty)
         #expect(sb.askpassCalls == 1, "one prompt")
-        #expect(check.runs == 2, "the check runs before the prompt and again right before delivery")
+        #expect(check.runs == 3, "the check runs before the prompt, right before delivery, and once after")
 
         #expect(consumer.stdin == secret, "the exact bytes, then EOF (cat returned)")
         #expect(String(decoding: consumer.arguments, as: UTF8.self) == "--user\na b\n--\n", "COMMAND's own arguments, untouched")

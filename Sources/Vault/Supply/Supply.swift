@@ -55,7 +55,13 @@ extension Vault {
                 throw .refused("the target was unlocked while you authenticated (the --if-locked check exited \(status)), so nothing was supplied")
             }
         }
-        if let failure = deliver(secret) {
+        var failure = deliver(secret)
+        // A consumer that exits 0 without accepting the secret (a stale password handed to a program that
+        // does not say so) leaves the target locked: with a target check, that counts as a failed supply.
+        if failure == nil, let target = checks.target, !target.unlockedSoon() {
+            failure = "the command exited 0 but the target is still locked (the --if-locked check still exits 0), so the secret was not accepted"
+        }
+        if let failure {
             if let until = try checks.limiter.recordFailure() {
                 throw .consumerFailedAndBlocked(failure, until: until)
             }

@@ -11,6 +11,15 @@ public struct TargetCheck: Sendable {
         self.program = program
     }
 
+    /// After a delivery: whether the target is unlocked now, giving it up to a second to notice.
+    public func unlockedSoon() -> Bool {
+        for attempt in 0..<5 {
+            if !stillLocked().locked { return true }
+            if attempt < 4 { usleep(200_000) }
+        }
+        return false
+    }
+
     /// Whether the target still needs the secret, and the check's exit status.
     public func stillLocked() -> (locked: Bool, status: Int32) {
         let started = Spawn.start(["/bin/sh", "-c", program]) { actions in

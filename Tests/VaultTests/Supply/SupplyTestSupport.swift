@@ -133,6 +133,15 @@ struct CountingScript {
         return script
     }
 
+    /// Exits 0 (locked) for its first two runs, the ones before the prompt and before delivery, and 1 from
+    /// then on: a target that the delivered secret unlocked.
+    static func unlockedByDelivery(in folder: TemporaryFolder) -> CountingScript {
+        let runs = CountingScript(in: folder, exiting: 0).runsFile
+        return CountingScript(program: """
+            echo run >> '\(runs)'; [ "$(wc -l < '\(runs)')" -le 2 ]
+            """, runsFile: runs)
+    }
+
     private init(program: String, runsFile: String) {
         self.program = program
         self.runsFile = runsFile

@@ -29,13 +29,23 @@ import Slots
         #expect(last == SupplyState.LastSupply(time: rig.clock.now(), origin: "ssh from 192.168.1.20 per SSH_CONNECTION"))
     }
 
-    @Test func aStillLockedTargetIsAskedBeforeThePromptAndAgainBeforeDelivery() throws {
+    @Test func aStillLockedTargetIsAskedBeforeThePromptAgainBeforeDeliveryAndOnceAfter() throws {
         try rig.given(api, holds: "s")
-        let check = CountingScript(in: rig.fixture.folder, exiting: 0)
+        let check = CountingScript.unlockedByDelivery(in: rig.fixture.folder)
         let (delivered, error) = rig.supply(api, target: check.target)
         #expect(error == nil, "\(String(describing: error))")
         #expect(delivered != nil)
-        #expect(check.runs == 2)
+        #expect(check.runs == 3, "before the prompt, right before delivery, and once after to see it took")
+    }
+
+    /// A consumer that exits 0 but leaves the target locked did not accept the secret (a stale password):
+    /// that is a failed supply, counted, and no last supply is recorded.
+    @Test func aTargetStillLockedAfterASuccessfulCommandIsAFailedSupply() throws {
+        try rig.given(api, holds: "s")
+        let check = CountingScript(in: rig.fixture.folder, exiting: 0)
+        let (_, error) = rig.supply(api, target: check.target)
+        #expect(error?.consumerFailure?.contains("still locked") == true, "\(String(describing: error))")
+        #expect(try rig.permissions.lastSupply(api) == nil)
     }
 
     // MARK: Refusals before any prompt, in order

@@ -124,6 +124,15 @@ extension Sandbox {
         return check
     }
 
+    /// A check that exits 0 on its first two runs (before the prompt, before delivery) and 1 after: the
+    /// delivered secret unlocked the target.
+    func makeCheckUnlockedByDelivery() throws -> CheckScript {
+        let folder = try makeSubfolder("check")
+        let check = CheckScript(path: "\(folder)/check", runsFile: "\(folder)/runs")
+        try writeScript(check.path, "echo run >> '\(check.runsFile)'\n[ \"$(wc -l < '\(check.runsFile)')\" -le 2 ]\n")
+        return check
+    }
+
     /// A check that exits 0 on its first run and 1 on every later one: the target was unlocked meanwhile.
     func makeUnlockingCheck() throws -> CheckScript {
         let folder = try makeSubfolder("check")
