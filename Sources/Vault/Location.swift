@@ -36,8 +36,7 @@ extension Vault {
     ///
     /// A failed check is never read as "empty", and an item in a locked collection counts as held.
     public func loadMode(_ name: SlotName) throws(VaultError) -> LoadMode {
-        // The record is only a hint: one we cannot read is no record (store and delete report it).
-        let recorded = try? record.mode(of: name)
+        let recorded = try record.hint(for: name)
         // Lazily: a read whose recorded slot holds the value asks only that slot.
         return Self.decide(recorded: recorded) { slot($0).holding(name) }
     }
@@ -61,7 +60,7 @@ extension Vault {
 
     /// Says where `name` is, asking both slots; never prompts and never needs PAM.
     public func status(_ name: SlotName) throws(VaultError) -> LocationStatus {
-        let recorded = try? record.mode(of: name)
+        let recorded = try record.hint(for: name)
         let inDevice = device.holding(name)
         let inSync = sync.holding(name)
         let answer = Self.decide(recorded: recorded) { $0 == .device ? inDevice : inSync }

@@ -96,6 +96,7 @@ public enum SecureFile {
     @discardableResult
     public static func write(_ path: String, _ bytes: UnsafeRawBufferPointer, exclusive: Bool = false) throws(SlotError) -> Bool {
         let folder = parent(of: path)
+        sweepStaleTemporaries(in: folder)
         let temp = "\(folder)/.tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .io(path: temp, errno: errno, operation: "create") }
@@ -165,6 +166,21 @@ public enum SecureFile {
         let copy = SecretBytes(capacity: bytes.count)
         bytes.withUnsafeBytes { _ = copy.append($0) }
         _ = try copy.withUnsafeBytes { (raw) throws(SlotError) -> Bool in try write(path, raw) }
+    }
+
+    /// Removes `.tmp-PID-…` files left by writers that were killed (their process is gone). Best effort.
+    static func sweepStaleTemporaries(in folder: String) {
+        guard let dir = opendir(folder) else { return }
+        var stale: [String] = []
+        while let entry = readdir(dir) {
+            let name = direntName(entry)
+            guard name.hasPrefix(".tmp-") else { continue }
+            let fields = name.dropFirst(5).split(separator: "-")
+            guard let first = fields.first, let pid = Int32(first), pid > 0 else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { stale.append(name) }
+        }
+        closedir(dir)
+        for name in stale { unlink("\(folder)/\(name)") }
     }
 
     /// Removes a file and makes the removal durable; returns false when there was none.

@@ -41,6 +41,18 @@ public struct ModeRecord: Sendable {
         }
     }
 
+    /// The recorded mode as a hint for finding a value: a record that does not parse is no record (store
+    /// and delete report it), but one that others could have written (loose permissions, a symlink) is
+    /// refused outright, as every such file is.
+    public func hint(for name: SlotName) throws(VaultError) -> SlotMode? {
+        do {
+            return try mode(of: name)
+        } catch {
+            if case .slot(.unsafePermissions) = error { throw error }
+            return nil
+        }
+    }
+
     /// The recorded mode of one slot.
     public func mode(of name: SlotName) throws(VaultError) -> SlotMode? {
         try load()[name]

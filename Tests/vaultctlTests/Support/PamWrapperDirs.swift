@@ -18,7 +18,11 @@ enum PamWrapperDirs {
     /// vaultctl's words when `pam_start` itself failed (exit 78), which under pam_wrapper means the
     /// wrapper could not set up its folder, not that PAM said no.
     static func isWrapperStartFailure(_ status: Int32, _ stderr: String) -> Bool {
-        status == 78 && stderr.contains("PAM could not start")
+        if status == 78 && stderr.contains("PAM could not start") { return true }
+        // pam_wrapper's constructor calls exit(1) when it loses the race for a folder, printing only its own
+        // PWRAP_ lines: vaultctl never ran.
+        if status == 1 && stderr.contains("PWRAP_") && !stderr.contains("vaultctl:") { return true }
+        return false
     }
 
     static func sweepStale() {

@@ -99,6 +99,9 @@ enum ProcessRunner {
         posix_spawn_file_actions_adddup2(&actions, childStdin, 0)
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        // Descriptors other code in the test process left without close-on-exec (Foundation's atomic writes
+        // do) must not leak into the child: a script still open for writing cannot be executed.
+        if let closeFrom = KillRunner.addCloseFrom { _ = closeFrom(&actions, 3) }
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

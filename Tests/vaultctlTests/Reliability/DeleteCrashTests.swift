@@ -1,0 +1,155 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// `delete` killed with SIGKILL at random moments: after every kill, `read` gives the whole value or says the
+/// slot is empty (66), and `status` agrees with it: "none" exactly when the value is gone from both slots. A
+/// delete that ran to the end leaves nothing. The value is stored again (in a random slot) only once a read
+/// says it is gone, so a kill can also land on what an earlier killed delete left: one copy removed, the
+/// other still there, the record naming either.
+///
+/// Each loop runs chains side by side, one slot each, in one state folder.
+@Suite("delete: crash safety")
+struct DeleteCrashTests {
+    static let chains = 2
+    static let iterationsPerChain = 60
+    static let budget: Duration = .seconds(8)
+
+    enum Modes: String, CaseIterable, Sendable {
+        case device, sync
+    }
+
+    /// Two loops: values stored mostly to one slot or the other.
+    @Test(arguments: Modes.allCases)
+    func killedDeletesLeaveTheWholeValueOrNothing(_ mostly: Modes) throws {
+        let sb = try Sandbox()
+        let env = sb.environmentWithoutPAM()
+        // Two whole deletes, timed.
+        let warmUp = sb.uniqueSlot("delete-warmup")
+        var longest: Duration = .zero
+        for mode in ["sync", "device"] {
+            let s = ProcessRunner.run(Paths.vaultctl, ["store", warmUp, "--mode", mode], environment: env, stdin: .text("w"))
+            try #require(s.status == 0, "store failed: \(s)")
+            let r = ProcessRunner.run(Paths.vaultctl, ["delete", warmUp], environment: env)
+            try #require(r.status == 0, "delete failed: \(r)")
+            longest = max(longest, r.elapsed)
+        }
+        let window = killWindow(longest: longest)
+
+        let shared = Shared(sb)
+        let names = (0..<Self.chains).map { sb.uniqueSlot("delete-crash-\($0)") }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let deadline = start + Self.budget
+        let reports = Parallel.run(names.map { name in
+            { Self.chain(shared, name, mostly, window: window, until: deadline) }
+        })
+        let all = ChainReport.merged(reports)
+        for p in all.problems { Issue.record(Comment(rawValue: p)) }
+        let permissionsLeft = all.notes["gone, but still allowed to be supplied"] ?? 0
+        #expect(permissionsLeft == 0, "\(permissionsLeft) times the value was gone but the slot still allowed supply")
+        #expect(all.done >= 10, "only \(all.done) iterations ran within \(Self.budget)")
+        #expect(all.killed > 0, "no delete was killed mid-way (\(all.finished) finished): the loop tested nothing")
+
+        // A whole delete at the end leaves nothing anywhere, whatever the kills left.
+        let leftovers = sb.leftoverTempFiles()
+        for name in names {
+            let r = ProcessRunner.run(Paths.vaultctl, ["delete", name], environment: env)
+            #expect(r.status == 0 || r.status == 66, "\(r)")
+            #expect(try sb.readReliably(name).status == 66)
+            #expect(try sb.status(name).state == "none")
+            #expect(sb.deviceFileSize(name) == nil && sb.keyringValue(name).isEmpty)
+            #expect(sb.recordedMode(name) == nil, "the record no longer names it")
+        }
+        let listed = try sb.listedWithoutPAM()
+        #expect(!listed.keys.contains { $0.hasPrefix(".") || names.contains($0) }, "\(listed.keys.sorted())")
+        print("DeleteCrashTests[\(mostly)]: a delete took up to \(longest), kills within \(Double(window) / 1000) ms; \(all.done) iterations in \(Self.chains) chains, \(all.killed) killed, \(all.finished) finished; afterwards: \(ChainReport.describe(all.notes)); states after a kill: \(ChainReport.describe(all.states)); temp files left: \(leftovers.count) (\(sb.leftoverTempFilesByFolder()); most at once \(all.mostTempFiles)); \(clock.now - start)")
+    }
+
+    static func chain(_ shared: Shared<Sandbox>, _ name: String, _ mostly: Modes, window: Int64,
+                      until deadline: ContinuousClock.Instant) -> ChainReport {
+        let sb = shared.value
+        let env = sb.environmentWithoutPAM()
+        var report = ChainReport()
+        report.name = name
+        let sizes = ReliabilityData.distinctSizes(iterationsPerChain + 1, in: 256...4000)
+        var values: [String: [UInt8]] = [:]
+        var generation = 0
+        func pickMode() -> String {
+            Int.random(in: 0..<4) == 0 ? (mostly == .device ? "sync" : "device") : mostly.rawValue
+        }
+        var current: [UInt8]? = nil
+        var lastState = ""
+        for i in 0..<iterationsPerChain {
+            if ContinuousClock.now > deadline { break }
+            if current == nil {
+                let mode = pickMode()
+                let v = ReliabilityData.value("\(name)-g\(generation)", count: sizes[generation])
+                values["g\(generation)"] = v
+                generation += 1
+                let s = ProcessRunner.run(Paths.vaultctl, ["store", name, "--mode", mode, "--allow-supply"], environment: env, stdin: .bytes(v))
+                guard s.status == 0 else {
+                    report.problem("\(name): store --mode \(mode) failed: \(s)")
+                    break
+                }
+                current = v
+                lastState = "a whole store to \(mode)"
+            }
+            let v = current!
+            let delay = Duration.microseconds(Int64.random(in: 0...window))
+            let what = "\(name) iteration \(i): delete (before it: \(lastState)) killed after \(delay)"
+            let run = KillRunner.run(Paths.vaultctl, ["delete", name], environment: env, killAfter: delay,
+                                     scratch: StoreCrashTests.scratch(sb, name))
+            report.done += 1
+            if run.killed {
+                report.killed += 1
+            } else {
+                report.finished += 1
+                if run.status != 0 { report.problem("\(what): a delete that was not killed must succeed: \(run)") }
+            }
+
+            // Each slot on its own: nothing, or the whole value.
+            let deviceSize = sb.deviceFileSize(name)
+            if let deviceSize, deviceSize != Sandbox.sealedFileSize(name: name, valueCount: v.count) {
+                report.problem("\(what): the device file is \(deviceSize) bytes, not a whole sealed value")
+            }
+            let keyring = sb.keyringValue(name)
+            if !keyring.isEmpty && keyring != v {
+                report.problem("\(what): the keyring holds \(describeValue(keyring, among: values))")
+            }
+            let state = "device \(deviceSize == nil ? "empty" : "held"), sync \(keyring.isEmpty ? "empty" : "held"), record \(sb.recordedMode(name) ?? "none")"
+            report.states[state, default: 0] += 1
+            lastState = state
+
+            let r: ProcessResult
+            do { r = try sb.readReliably(name) } catch {
+                report.problem("\(what): \(error)")
+                break
+            }
+            let s = sb.vaultctlWithoutPAM(["status", name, "--json"])
+            let statusState = s.status == 0 ? (try? StatusDocument.parse(s.stdout))?.state : nil
+            if r.status == 66 {
+                report.note("gone")
+                // The permission to supply goes with the value: a new value must be allowed again.
+                let object = try? JSONSerialization.jsonObject(with: Data(s.stdout)) as? [String: Any]
+                if object?["allowSupply"] as? Bool != false { report.note("gone, but still allowed to be supplied") }
+                if statusState != "none" { report.problem("\(what) (\(state)): read says empty, so status must say none: \(s.stdoutText) \(s.stderr)") }
+                if deviceSize != nil || !keyring.isEmpty { report.problem("\(what) (\(state)): read says empty but a copy is left") }
+                current = nil
+            } else if r.status == 0 && r.stdout == v {
+                report.note(deviceSize != nil && !keyring.isEmpty ? "kept in both slots" : "kept in one slot")
+                if !run.killed { report.problem("\(what): a delete that ran to the end leaves nothing to read") }
+                if statusState != "in-slot" && statusState != "cannot-leave-device" {
+                    report.problem("\(what) (\(state)): the value is readable, so status must find it: \(s.stdoutText) \(s.stderr)")
+                }
+            } else {
+                report.problem("\(what) (\(state)): read gave \(r.status), \(describeValue(r.stdout, among: values)): \(r.stderr)")
+                break
+            }
+            report.mostTempFiles = max(report.mostTempFiles, sb.leftoverTempFiles().count)
+        }
+        return report
+    }
+}
