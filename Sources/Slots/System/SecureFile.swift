@@ -37,22 +37,14 @@ public enum SecureFile {
     /// Checks that an existing file is private (ours, 0600 or stricter, a regular file, not a symlink)
     /// without reading it; returns false when it does not exist.
     public static func privateFileExists(_ path: String) throws(SlotError) -> Bool {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-        if fd < 0 {
-            let e = errno
-            if e == ENOENT { return false }
-            if e == ELOOP { throw .unsafePermissions(path: path, detail: "it is a symbolic link") }
-            throw .io(path: path, errno: e, operation: "open")
-        }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw .io(path: path, errno: errno, operation: "inspect") }
-        try checkPrivate(path: path, st, wantDirectory: false)
+        guard let (fd, _) = try openPrivateFile(path) else { return false }
+        close(fd)
         return true
     }
 
-    /// Reads a private file whole into a wiped buffer; nil when it does not exist.
-    public static func read(_ path: String, maximumCount: Int) throws(SlotError) -> SecretBytes? {
+    /// Opens an existing private file for reading and checks it (ours, 0600 or stricter, a regular file, not
+    /// a symlink); nil when it does not exist. The caller closes the descriptor.
+    static func openPrivateFile(_ path: String) throws(SlotError) -> (Int32, stat)? {
         // O_NONBLOCK: a FIFO planted at the path must not block the open; its type is refused below.
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         if fd < 0 {
@@ -61,10 +53,25 @@ public enum SecureFile {
             if e == ELOOP { throw .unsafePermissions(path: path, detail: "it is a symbolic link") }
             throw .io(path: path, errno: e, operation: "open")
         }
-        defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw .io(path: path, errno: errno, operation: "inspect") }
-        try checkPrivate(path: path, st, wantDirectory: false)
+        guard fstat(fd, &st) == 0 else {
+            let e = errno
+            close(fd)
+            throw .io(path: path, errno: e, operation: "inspect")
+        }
+        do {
+            try checkPrivate(path: path, st, wantDirectory: false)
+        } catch {
+            close(fd)
+            throw error
+        }
+        return (fd, st)
+    }
+
+    /// Reads a private file whole into a wiped buffer; nil when it does not exist.
+    public static func read(_ path: String, maximumCount: Int) throws(SlotError) -> SecretBytes? {
+        guard let (fd, st) = try openPrivateFile(path) else { return nil }
+        defer { close(fd) }
         guard Int(st.st_size) <= maximumCount else {
             throw .tampered(path: path, detail: "it is larger than any file vaultctl writes")
         }
