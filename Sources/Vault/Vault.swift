@@ -80,7 +80,11 @@ public struct Vault: Sendable {
     /// none holds it, `couldNotLook` when one could not be asked (the value may be there). A device slot
     /// that cannot be looked at safely (permissions, …) is an error in itself.
     public func locate(_ name: SlotName) throws(VaultError) -> (mode: SlotMode, locked: Bool) {
-        switch try loadMode(name) {
+        var answer = try loadMode(name)
+        // Looked up without a lock: a store that moved the value to the other slot between the two looks can
+        // make both seem empty for a moment. Looking once more settles it.
+        if answer == .none { answer = try loadMode(name) }
+        switch answer {
         case .mode(let mode, let locked): return (mode, locked)
         case .none: throw .slot(.empty(name))
         case .unknown(let error):
@@ -98,7 +102,28 @@ public struct Vault: Sendable {
             throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring (for example by logging in to the desktop) and try again"))
         }
         try gate.verify(reason: "read slot '\(name)'")
-        do { return try slot(mode).read(name) } catch { throw .slot(error) }
+        return try readAfterGate(name, from: mode)
+    }
+
+    /// Reads `name` from `mode`, where it was found before the prompt. Reads take no lock: if a store or move
+    /// took the value to the other slot while the person answered, it is looked up once more (no new prompt).
+    func readAfterGate(_ name: SlotName, from mode: SlotMode) throws(VaultError) -> SecretBytes {
+        var mode = mode
+        for attempt in 0..<3 {
+            let failure: SlotError
+            do { return try slot(mode).read(name) } catch { failure = error }
+            switch failure {
+            case .empty, .serviceUnavailable:
+                // Moved meanwhile? Look again; give up when it is not somewhere else.
+                guard attempt < 2, let (now, locked) = try? locate(name), now != mode, !locked else {
+                    throw .slot(failure)
+                }
+                mode = now
+            default:
+                throw .slot(failure)
+            }
+        }
+        throw .slot(.empty(name))
     }
 
     /// Removes `name` from both slots and from the record. Throws `empty` when neither held it, and

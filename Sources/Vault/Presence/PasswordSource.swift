@@ -21,6 +21,17 @@ public enum PasswordSource: Sendable {
 
     /// Asks one question; the error text says what went wrong (never the answer).
     func answer(_ prompt: String, echo: Bool, context: String) -> Result<SecretBytes, VaultError> {
+        // PAM takes the answer as a C string: a NUL would silently cut it short, so such an answer is refused.
+        switch ask(prompt, echo: echo, context: context) {
+        case .success(let answer) where answer.withUnsafeBytes({ $0.contains(0) }):
+            answer.wipe()
+            return .failure(.notAuthenticated("the password answer contains a NUL byte, which PAM cannot take"))
+        case let other:
+            return other
+        }
+    }
+
+    private func ask(_ prompt: String, echo: Bool, context: String) -> Result<SecretBytes, VaultError> {
         // The person sees why they are asked: "vaultctl (read slot 'x'): Password: ".
         let prompt = context.isEmpty ? prompt : "vaultctl (\(context)): \(prompt)"
         switch self {

@@ -46,8 +46,7 @@ extension Vault {
             throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
         }
         try gate.verify(reason: reason ?? "supply slot '\(name)'")
-        let secret: SecretBytes
-        do { secret = try slot(mode).read(name) } catch { throw .slot(error) }
+        let secret = try readAfterGate(name, from: mode)
         // The last check, immediately before delivery.
         if let target = checks.target {
             let (stillLocked, status) = target.stillLocked()
