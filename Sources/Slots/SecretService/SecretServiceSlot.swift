@@ -137,24 +137,14 @@ public struct SecretServiceSlot: Slot {
         }
     }
 
+    /// The slot names in the collection. libsecret would build a proxy object per item (about five D-Bus
+    /// calls each); this asks for the item paths once and then only each item's `Attributes` property.
     public func names() throws(SlotError) -> [SlotName] {
         try Watchdog.run(seconds: timeout, "listing slots") {
             Result { () throws(SlotError) -> [SlotName] in
                 let session = try Session.open()
                 defer { session.close() }
-                let items = try session.search(nil, loadSecrets: false)
-                defer { items.release() }
-                var names = Set<SlotName>()
-                for item in items.all {
-                    guard let attrs = secret_item_get_attributes(item) else { continue }
-                    defer { g_hash_table_unref(attrs) }
-                    let key = Array(SecretServiceSlot.attribute.utf8CString)
-                    if let raw = key.withUnsafeBufferPointer({ g_hash_table_lookup(attrs, $0.baseAddress) }),
-                       let name = SlotName(String(cString: raw.assumingMemoryBound(to: CChar.self))) {
-                        names.insert(name)
-                    }
-                }
-                return names.sorted()
+                return try session.slotNames()
             }
         }
     }
@@ -219,6 +209,54 @@ private struct Session {
             throw .serviceUnavailable(Session.take(&e, "searching"))
         }
         return Items(list: list)
+    }
+
+    /// Every slot name of our schema in the default collection (locked items too), without item proxies.
+    /// The corresponding C functions are `secret_collection_search_for_dbus_paths_sync` and
+    /// `g_dbus_connection_call_sync` (org.freedesktop.DBus.Properties.Get of each item's `Attributes`).
+    func slotNames() throws(SlotError) -> [SlotName] {
+        let attributes = stringTable([])
+        defer { g_hash_table_unref(attributes) }
+        var error: UnsafeMutablePointer<GError>?
+        guard let paths = secret_collection_search_for_dbus_paths_sync(collection, schema, attributes, nil, &error) else {
+            if error != nil { throw .serviceUnavailable(Session.take(&error, "listing slots")) }
+            return []
+        }
+        defer { g_strfreev(paths) }
+        let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
+        guard let connection = g_dbus_proxy_get_connection(proxy) else {
+            throw .serviceUnavailable("the provider's connection is gone (while listing slots)")
+        }
+        // Every Get is sent at once and the replies gathered as they come (pipelined on one connection),
+        // on a private main context so nothing else's callbacks run here.
+        let context = g_main_context_new()
+        g_main_context_push_thread_default(context)
+        defer {
+            g_main_context_pop_thread_default(context)
+            g_main_context_unref(context)
+        }
+        let replies = AttributeReplies()
+        let box = Unmanaged.passRetained(replies)
+        defer { box.release() }
+        var i = 0
+        while let path = paths[i] {
+            i += 1
+            replies.expected += 1
+            let args = [g_variant_new_string("org.freedesktop.Secret.Item"), g_variant_new_string("Attributes")]
+            let parameters = args.withUnsafeBufferPointer { g_variant_new_tuple($0.baseAddress, 2) }
+            g_dbus_connection_call(connection, "org.freedesktop.secrets", path, "org.freedesktop.DBus.Properties",
+                                   "Get", parameters, nil, G_DBUS_CALL_FLAGS_NONE, 5000, nil,
+                                   { source, result, data in
+                                       let replies = Unmanaged<AttributeReplies>.fromOpaque(data!).takeUnretainedValue()
+                                       replies.take(source, result)
+                                   }, box.toOpaque())
+        }
+        while replies.received < replies.expected {
+            g_main_context_iteration(context, 1)
+        }
+        if let failure = replies.failure { throw .serviceUnavailable("\(failure) (while reading items' attributes)") }
+        let names = Set(replies.values.compactMap(SlotName.init))
+        return names.sorted()
     }
 
     func store(_ name: SlotName, _ secret: SecretBytes) throws(SlotError) {
@@ -357,5 +395,34 @@ private final class SessionCache: @unchecked Sendable {
             hasSecretSession = transfersSecrets
         }
         return session
+    }
+}
+
+/// Replies to the pipelined `Attributes` reads of `slotNames()`. Not `Sendable`: used on one thread, from
+/// the main context that thread iterates.
+private final class AttributeReplies {
+    var expected = 0
+    var received = 0
+    var values: [String] = []
+    var failure: String?
+
+    func take(_ source: UnsafeMutablePointer<GObject>?, _ result: OpaquePointer?) {
+        received += 1
+        var error: UnsafeMutablePointer<GError>?
+        let connection = source.map { OpaquePointer($0) }
+        guard let reply = g_dbus_connection_call_finish(connection, result, &error) else {
+            failure = failure ?? Session.take(&error, "reading an item's attributes")
+            return
+        }
+        defer { g_variant_unref(reply) }
+        guard let boxed = g_variant_get_child_value(reply, 0) else { return }
+        defer { g_variant_unref(boxed) }
+        guard let dictionary = g_variant_get_variant(boxed) else { return }
+        defer { g_variant_unref(dictionary) }
+        guard let value = g_variant_lookup_value(dictionary, SecretServiceSlot.attribute, nil) else { return }
+        defer { g_variant_unref(value) }
+        if String(cString: g_variant_get_type_string(value)) == "s", let text = g_variant_get_string(value, nil) {
+            values.append(String(cString: text))
+        }
     }
 }
