@@ -32,7 +32,6 @@ public struct SecretServiceSlot: Slot {
             return try Watchdog.run(seconds: timeout, "looking for slot '\(name)'") {
                 Result { () throws(SlotError) -> Holding in
                     let session = try Session.open()
-                    defer { session.close() }
                     let items = try session.search(name, loadSecrets: false)
                     defer { items.release() }
                     // An item in a locked collection counts as held.
@@ -50,7 +49,6 @@ public struct SecretServiceSlot: Slot {
         try? Watchdog.run(seconds: timeout, "describing slot '\(name)'") {
             Result { () throws(SlotError) -> String? in
                 let session = try Session.open()
-                defer { session.close() }
                 let items = try session.search(name, loadSecrets: false)
                 defer { items.release() }
                 guard let item = items.newest else { return nil }
@@ -67,7 +65,6 @@ public struct SecretServiceSlot: Slot {
         try Watchdog.run(seconds: timeout, "locking the default collection") {
             Result { () throws(SlotError) in
                 let session = try Session.open()
-                defer { session.close() }
                 if secret_collection_get_locked(session.collection) != 0 { return }
                 let objects = g_list_append(nil, UnsafeMutableRawPointer(session.collection))
                 defer { g_list_free(objects) }
@@ -84,7 +81,6 @@ public struct SecretServiceSlot: Slot {
         let value = try Watchdog.run(seconds: timeout, "reading slot '\(name)'") {
             Result { () throws(SlotError) -> SendableSecret in
                 let session = try Session.open(transfersSecrets: true)
-                defer { session.close() }
                 let items = try session.search(name, loadSecrets: true)
                 defer { items.release() }
                 guard let item = items.newest else { throw .empty(name) }
@@ -109,7 +105,6 @@ public struct SecretServiceSlot: Slot {
         try Watchdog.run(seconds: timeout, "storing slot '\(name)'", changes: true) {
             Result { () throws(SlotError) in
                 let session = try Session.open(transfersSecrets: true)
-                defer { session.close() }
                 try session.store(name, carried.secret)
             }
         }
@@ -120,7 +115,6 @@ public struct SecretServiceSlot: Slot {
         try Watchdog.run(seconds: timeout, "deleting slot '\(name)'", changes: true) {
             Result { () throws(SlotError) -> Bool in
                 let session = try Session.open()
-                defer { session.close() }
                 let items = try session.search(name, loadSecrets: false)
                 defer { items.release() }
                 if items.all.contains(where: { secret_item_get_locked($0) != 0 }) {
@@ -143,7 +137,6 @@ public struct SecretServiceSlot: Slot {
         try Watchdog.run(seconds: timeout, "listing slots") {
             Result { () throws(SlotError) -> [SlotName] in
                 let session = try Session.open()
-                defer { session.close() }
                 return try session.slotNames()
             }
         }
@@ -162,9 +155,6 @@ private struct Session {
     let service: UnsafeMutablePointer<SecretService>
     let collection: UnsafeMutablePointer<SecretCollection>
     let schema: UnsafeMutablePointer<SecretSchema>
-
-    /// Nothing to release per call: the process keeps one session (see `SessionCache`).
-    func close() {}
 
     /// Opens the key-exchange session on an existing connection, once.
     /// The corresponding C function is `secret_service_ensure_session_sync`.
@@ -196,9 +186,9 @@ private struct Session {
         return Session(service: service, collection: collection, schema: makeSchema())
     }
 
-    /// Items of our schema in the default collection, locked ones included; `name` nil means all slots.
-    func search(_ name: SlotName?, loadSecrets: Bool) throws(SlotError) -> Items {
-        let attributes = stringTable(name.map { [(SecretServiceSlot.attribute, $0.rawValue)] } ?? [])
+    /// The items of slot `name` in the default collection, locked ones included.
+    func search(_ name: SlotName, loadSecrets: Bool) throws(SlotError) -> Items {
+        let attributes = stringTable([(SecretServiceSlot.attribute, name.rawValue)])
         defer { g_hash_table_unref(attributes) }
         var flags = SECRET_SEARCH_ALL.rawValue
         if loadSecrets { flags |= SECRET_SEARCH_LOAD_SECRETS.rawValue }
