@@ -171,13 +171,18 @@ struct HygieneTests {
         try #require(FileText.write(askpass, Self.spyScript(folder: "\(root)/spy", then: "printf '%s\\n' nobody-password"), mode: 0o755))
         chmod(askpass, 0o755)
         let secret = ReliabilityData.hygieneMarker()
+        // A copy of the binary that `nobody` can reach: the build folder may sit in a folder only root can
+        // enter (a clone in a `mktemp -d` folder is 0700).
+        let binary = "\(root)/vaultctl"
+        let copy = ProcessRunner.run(Paths.tool("cp"), [Paths.vaultctl, binary], environment: Fixtures.baseEnvironment)
+        try #require(copy.status == 0 && chmod(binary, 0o755) == 0, "\(copy)")
 
         func asNobody(_ args: [String], stdin: Stdin = .null) -> ProcessResult {
             var words = ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--", Paths.tool("env"),
                          "HOME=\(root)/home", "XDG_STATE_HOME=\(root)/state", "XDG_CONFIG_HOME=\(root)/config",
                          "VAULT_ASKPASS=\(askpass)", "DBUS_SESSION_BUS_ADDRESS=unix:path=\(root)/no-bus"]
             words += pamEnv.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-            return ProcessRunner.run(Paths.tool("setpriv"), words + [Paths.vaultctl] + args,
+            return ProcessRunner.run(Paths.tool("setpriv"), words + [binary] + args,
                                      environment: Fixtures.baseEnvironment, stdin: stdin).droppingPAMWrapperNoise()
         }
         let store = asNobody(["store", "s"], stdin: .text(secret))
