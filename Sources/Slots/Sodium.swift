@@ -1,6 +1,6 @@
 import CSodium
 
-/// The one funnel to libsodium's primitives: initialization, keyed hashing and XChaCha20-Poly1305.
+/// The one funnel to libsodium's primitives: initialization, keyed hashing, HMAC-SHA-256 and XChaCha20-Poly1305.
 /// (`SecretBytes` calls the memory functions itself: it is the memory type.)
 enum Sodium {
     static let keyBytes = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)
@@ -72,6 +72,37 @@ enum Sodium {
             used = rc == 0 ? Int(len) : 0
         }
         return rc == 0 ? out : nil
+    }
+
+    /// Bytes in an HMAC-SHA-256 tag.
+    static let hmacSHA256Bytes = Int(crypto_auth_hmacsha256_BYTES)
+
+    /// HMAC-SHA-256 (RFC 2104) under `key` of the concatenation of `message`, written to the first 32 bytes
+    /// of `tag` (which may overlap a message part: the parts are all read before the tag is written).
+    ///
+    /// `key` may have any length (HMAC pads a short key with zeros and hashes a long one), so an empty key
+    /// and 32 zero bytes give the same tag. The state holds key-derived pads and is wiped before returning.
+    /// The caller supplies the output so that a chain of HMACs (HKDF) can share one wiped buffer: each
+    /// `SecretBytes` costs an `mmap`, `mprotect`s and an `mlock`.
+    /// The corresponding C functions are `crypto_auth_hmacsha256_init`, `crypto_auth_hmacsha256_update`
+    /// and `crypto_auth_hmacsha256_final`.
+    static func hmacSHA256(key: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer...,
+                           into tag: UnsafeMutableRawBufferPointer) {
+        precondition(tag.count >= hmacSHA256Bytes, "an HMAC-SHA-256 tag needs 32 bytes")
+        initialize()
+        var state = crypto_auth_hmacsha256_state()
+        defer { sodium_memzero(&state, MemoryLayout<crypto_auth_hmacsha256_state>.size) }
+        var zero: UInt8 = 0  // libsodium copies `keylen` bytes from `key`; never hand it a null pointer
+        if let k = key.baseAddress, key.count > 0 {
+            _ = crypto_auth_hmacsha256_init(&state, k.assumingMemoryBound(to: UInt8.self), key.count)
+        } else {
+            _ = crypto_auth_hmacsha256_init(&state, &zero, 0)
+        }
+        for part in message {
+            guard let p = part.baseAddress, part.count > 0 else { continue }
+            _ = crypto_auth_hmacsha256_update(&state, p.assumingMemoryBound(to: UInt8.self), UInt64(part.count))
+        }
+        _ = crypto_auth_hmacsha256_final(&state, tag.baseAddress!.assumingMemoryBound(to: UInt8.self))
     }
 
     /// Random bytes that are not secret (nonces). The corresponding C function is `randombytes_buf`.
