@@ -60,9 +60,9 @@ extension Vault {
 
     /// Says where `name` is, asking both slots; never prompts and never needs PAM.
     public func status(_ name: SlotName) throws(VaultError) -> LocationStatus {
-        let recorded = try record.hint(for: name)
-        let inDevice = device.holding(name)
-        let inSync = sync.holding(name)
+        let (recorded, inDevice, inSync) = try steadily { () throws(VaultError) in
+            (try record.hint(for: name), device.holding(name), sync.holding(name))
+        }
         let answer = Self.decide(recorded: recorded) { $0 == .device ? inDevice : inSync }
         let mode: SlotMode?
         if case .mode(let m, _) = answer { mode = m } else { mode = nil }

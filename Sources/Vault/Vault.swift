@@ -35,6 +35,17 @@ public struct Vault: Sendable {
         return try body()
     }
 
+    /// Runs `body` holding the change lock shared, so that no store, move or delete is half done while it
+    /// looks: a value that moves between the slots is found in one of them, never in neither. Held only for
+    /// slot and file work (bounded), never across a prompt; never taken while `serialized` holds it.
+    func steadily<T>(_ body: () throws(VaultError) -> T) throws(VaultError) -> T {
+        guard let changeLock else { return try body() }
+        let lock: FileLock?
+        do { lock = try FileLock.shared(ifPresent: changeLock) } catch { throw .slot(error) }
+        defer { lock?.release() }
+        return try body()
+    }
+
     public func slot(_ mode: SlotMode) -> any Slot { mode == .device ? device : sync }
 
     /// What a store did beyond writing: a note for the person when an old copy could not be removed.
@@ -97,16 +108,17 @@ public struct Vault: Sendable {
 
     /// The gated read: locate the value, verify presence (fresh PAM), then read it.
     public func read(_ name: SlotName) throws(VaultError) -> SecretBytes {
-        let (mode, locked) = try locate(name)
+        let (mode, locked) = try steadily { () throws(VaultError) in try locate(name) }
         if locked {
             throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring (for example by logging in to the desktop) and try again"))
         }
         try gate.verify(reason: "read slot '\(name)'")
-        return try readAfterGate(name, from: mode)
+        return try steadily { () throws(VaultError) -> SecretBytes in try readAfterGate(name, from: mode) }
     }
 
-    /// Reads `name` from `mode`, where it was found before the prompt. Reads take no lock: if a store or move
-    /// took the value to the other slot while the person answered, it is looked up once more (no new prompt).
+    /// Reads `name` from `mode`, where it was found before the prompt (the caller holds the change lock
+    /// shared). If a store or move took the value to the other slot while the person answered, it is looked
+    /// up once more (no new prompt).
     func readAfterGate(_ name: SlotName, from mode: SlotMode) throws(VaultError) -> SecretBytes {
         var mode = mode
         for attempt in 0..<3 {

@@ -34,12 +34,13 @@ extension Vault {
     /// Sets the copied mark for the code now in the slot. The person confirms they wrote it down; no
     /// secret is shown, so no authentication is needed.
     public func confirmRecoveryCopied(mark: CopiedMark) throws(VaultError) {
-        let (mode, locked) = try locate(RecoveryCode.slot)
-        if locked {
-            throw .slot(.locked("the recovery code is in a locked collection; unlock your keyring and try again"))
+        let code = try steadily { () throws(VaultError) -> SecretBytes in
+            let (mode, locked) = try locate(RecoveryCode.slot)
+            if locked {
+                throw .slot(.locked("the recovery code is in a locked collection; unlock your keyring and try again"))
+            }
+            do throws(SlotError) { return try slot(mode).read(RecoveryCode.slot) } catch { throw .slot(error) }
         }
-        let code: SecretBytes
-        do { code = try slot(mode).read(RecoveryCode.slot) } catch { throw .slot(error) }
         try mark.set(for: code)
     }
 }

@@ -41,12 +41,12 @@ extension Vault {
                 throw .refused("the target is not locked (the --if-locked check exited \(status)), so nothing was supplied")
             }
         }
-        let (mode, locked) = try locate(name)
+        let (mode, locked) = try steadily { () throws(VaultError) in try locate(name) }
         if locked {
             throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
         }
         try gate.verify(reason: reason ?? "supply slot '\(name)'")
-        let secret = try readAfterGate(name, from: mode)
+        let secret = try steadily { () throws(VaultError) -> SecretBytes in try readAfterGate(name, from: mode) }
         // The last check, immediately before delivery.
         if let target = checks.target {
             let (stillLocked, status) = target.stillLocked()
