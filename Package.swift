@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// vaultctl: CLI → Vault → Slots → C (libsodium, libsecret, libpam). Dependencies point down only.
+// vaultctl: CLI → Vault → Slots → C (libsodium, libpam; the Secret Service is spoken to over D-Bus directly).
+// Dependencies point down only.
 let package = Package(
     name: "vaultctl",
     products: [
@@ -10,11 +11,9 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium",
                        providers: [.apt(["libsodium-dev"])]),
-        .systemLibrary(name: "CSecret", pkgConfig: "libsecret-1",
-                       providers: [.apt(["libsecret-1-dev"])]),
         .systemLibrary(name: "CPAM", pkgConfig: "pam",
                        providers: [.apt(["libpam0g-dev"])]),
-        .target(name: "Slots", dependencies: ["CSodium", "CSecret"]),
+        .target(name: "Slots", dependencies: ["CSodium"]),
         .systemLibrary(name: "CSystem"),  // prctl(2), which Glibc's module does not export
         .target(name: "Vault", dependencies: ["Slots", "CPAM", "CSystem"]),
         .executableTarget(name: "vaultctl", dependencies: ["Vault", "Slots"]),

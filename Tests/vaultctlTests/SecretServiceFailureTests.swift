@@ -124,6 +124,28 @@ struct SecretServiceFailureTests {
         #expect(read.status == 69, "could not look, so not 'empty': \(read)")
     }
 
+    /// A bus that accepts the connection and never answers: every command that asks it gives up within
+    /// the timeout and says so.
+    @Test func silentBusIsUnavailableWithinSecondsNotAHang() throws {
+        let bus = try SilentBus()
+        let sb = try Sandbox(busAddress: bus.address)
+        let name = sb.uniqueSlot("silent")
+        let status = try sb.vaultctl(["status", name])
+        #expect(status.status == 0, "\(status)")
+        #expect(status.stdoutText.hasPrefix("unknown:"), "\(status)")
+        #expect(status.stdoutText.contains("did not answer within 5 s"), "\(status)")
+        #expect(status.elapsed < Self.bound, "\(status.elapsed)")
+
+        let read = try sb.read(name)
+        #expect(read.status == 69, "could not look, so not 'empty': \(read)")
+        #expect(read.elapsed < Self.bound, "\(read.elapsed)")
+
+        let list = try sb.vaultctl(["list"])
+        #expect(list.status == 0 && list.stdoutText.isEmpty, "\(list)")
+        #expect(list.stderr.contains("did not answer"), "\(list.stderr)")
+        #expect(list.elapsed < Self.bound, "\(list.elapsed)")
+    }
+
     @Test func listWithoutServiceWarnsAndShowsDeviceSlots() throws {
         let sb = try Sandbox(busAddress: "unix:path=/nonexistent")
         let name = sb.uniqueSlot("nobus-list")

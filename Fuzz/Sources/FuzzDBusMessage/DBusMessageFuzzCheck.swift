@@ -1,0 +1,1 @@
+../../../Tests/SlotsTests/Fuzz/DBusMessageFuzzCheck.swift

@@ -1,0 +1,360 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The Secret Service API (org.freedesktop.Secret.*) over one bus connection, one per process.
+///
+/// The first operation connects, says `Hello` and resolves the `default` alias; the key exchange happens
+/// once, the first time a value moves, alongside the search it travels with. Replies the provider owes us
+/// are pipelined wherever they do not depend on each other. A connection that failed or timed out is not
+/// tried again in this process: the same answer comes back at once, so a command that asks several times
+/// still finishes within one timeout. Not `Sendable`: it lives inside `shared`'s mutex.
+final class SecretServiceClient {
+    static let destination = "org.freedesktop.secrets"
+    static let servicePath = "/org/freedesktop/secrets"
+    static let serviceInterface = "org.freedesktop.Secret.Service"
+    static let collectionInterface = "org.freedesktop.Secret.Collection"
+    static let itemInterface = "org.freedesktop.Secret.Item"
+
+    /// What an operation may throw: a failure of the bus (described by `shared`), or a slot error as it is.
+    enum Failure: Error {
+        case bus(DBusError)
+        case slot(SlotError)
+    }
+
+    /// An item of ours and whether it sits locked.
+    struct Item: Equatable {
+        let path: String
+        let locked: Bool
+    }
+
+    private let bus: DBusConnection
+    /// The default collection's object path.
+    let collection: String
+    private var session: (path: String, key: SessionKey)?
+    private var deadline: Deadline
+
+    private init(bus: DBusConnection, collection: String, deadline: Deadline) {
+        self.bus = bus
+        self.collection = collection
+        self.deadline = deadline
+    }
+
+    // MARK: - One client per process
+
+    private enum State {
+        case none
+        case connected(SecretServiceClient)
+        /// The bus or the provider failed; the same error for the rest of the process.
+        case failed(SlotError)
+    }
+
+    /// Guarded by `lock`. `nonisolated(unsafe)`: the lock, not the compiler, keeps it to one thread at a
+    /// time (a `Mutex` would have to prove the client's replies disconnected from it, and a `SecretBytes`
+    /// read through the client cannot be).
+    nonisolated(unsafe) private static var state = State.none
+    nonisolated(unsafe) private static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(m, nil)
+        return m
+    }()
+
+    /// Runs `body` with the process's client, within `timeout` seconds from now.
+    static func shared<T>(timeout: Double, _ what: String, changes: Bool,
+                          _ body: (SecretServiceClient) throws(Failure) -> T) throws(SlotError) -> T {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        let outcome: Result<T, SlotError> = {
+            let deadline = Deadline(secondsFromNow: timeout)
+            let client: SecretServiceClient
+            switch state {
+            case .failed(let error):
+                return .failure(error)
+            case .connected(let c):
+                client = c
+                client.deadline = deadline
+            case .none:
+                do throws(Failure) {
+                    client = try connect(deadline: deadline)
+                } catch {
+                    let e = describe(error, what, changes: false, timeout: timeout)
+                    state = .failed(e)
+                    return .failure(e)
+                }
+                state = .connected(client)
+            }
+            do throws(Failure) {
+                return .success(try body(client))
+            } catch {
+                let e = describe(error, what, changes: changes, timeout: timeout)
+                if case .bus(let b) = error, b.breaksConnection { state = .failed(e) }
+                return .failure(e)
+            }
+        }()
+        return try outcome.get()
+    }
+
+    private static func connect(deadline: Deadline) throws(Failure) -> SecretServiceClient {
+        let bus: DBusConnection
+        do { bus = try DBusConnection.open(BusAddress.session(), deadline: deadline) } catch { throw .bus(error) }
+        let alias = try values(bus.callOrFail(.call(destination, servicePath, serviceInterface, "ReadAlias", [.string("default")]),
+                                             deadline: deadline))
+        guard let path = alias.first?.objectPath else { throw .bus(.protocolError("the provider answered ReadAlias with something else")) }
+        guard path != "/" else {
+            throw .slot(.serviceUnavailable("the provider has no default collection (create or choose a default keyring, for example in Seahorse)"))
+        }
+        return SecretServiceClient(bus: bus, collection: path, deadline: deadline)
+    }
+
+    /// The words for a failure.
+    private static func describe(_ failure: Failure, _ what: String, changes: Bool, timeout: Double) -> SlotError {
+        switch failure {
+        case .slot(let e):
+            return e
+        case .bus(let e):
+            switch e {
+            case .noAddress:
+                return .serviceUnavailable("there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
+            case .cannotConnect(let why):
+                return .serviceUnavailable("the session bus did not answer (\(why))")
+            case .authenticationRejected:
+                return .serviceUnavailable("the session bus refused vaultctl's credentials (while \(what))")
+            case .timedOut:
+                return .serviceUnavailable("it did not answer within \(Int(timeout)) s while \(what)"
+                    + (changes ? " (the change may still have been made; check with 'vaultctl status')" : ""))
+            case .disconnected:
+                return .serviceUnavailable("the session bus closed the connection while \(what)")
+            case .protocolError(let why):
+                return .serviceUnavailable("\(why) (while \(what))")
+            case .remote(let name, let message):
+                switch name {
+                case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
+                    return .serviceUnavailable("no Secret Service provider is running on the session bus (start gnome-keyring, KeePassXC's Secret Service integration, or another provider)")
+                case "org.freedesktop.Secret.Error.IsLocked":
+                    return .locked("the collection is locked (while \(what)); unlock your keyring and try again")
+                default:
+                    return .serviceUnavailable("\(message) (while \(what))")
+                }
+            }
+        }
+    }
+
+    // MARK: - Calls
+
+    private static func values(_ reply: DBusMessage) throws(Failure) -> [DBusValue] {
+        guard let v = reply.arguments() else { throw .bus(.protocolError("the provider sent an answer this client cannot read")) }
+        return v
+    }
+
+    private static func values(_ result: Result<DBusMessage, DBusError>) throws(Failure) -> [DBusValue] {
+        switch result {
+        case .success(let m): return try values(m)
+        case .failure(let e): throw .bus(e)
+        }
+    }
+
+    private func callAll(_ calls: [DBusMessage]) throws(Failure) -> [Result<DBusMessage, DBusError>] {
+        do { return try bus.callAll(calls, deadline: deadline) } catch { throw .bus(error) }
+    }
+
+    private func call(_ m: DBusMessage) throws(Failure) -> [DBusValue] {
+        try Self.values(callAll([m])[0])
+    }
+
+    private static func method(_ path: String, _ interface: String, _ member: String, _ args: [DBusValue] = []) -> DBusMessage {
+        .call(destination, path, interface, member, args)
+    }
+
+    private static func getProperty(_ path: String, _ interface: String, _ name: String) -> DBusMessage {
+        .call(destination, path, "org.freedesktop.DBus.Properties", "Get", [.string(interface), .string(name)])
+    }
+
+    // MARK: - Operations
+
+    /// The items of slot `name` (every vaultctl item when nil) in the default collection, locked ones
+    /// included. With `openingSession`, the key exchange rides along when there is no session yet.
+    func items(slot name: SlotName?, openingSession: Bool = false) throws(Failure) -> [Item] {
+        let attributes = DBusValue.stringDictionary(name.map(SecretServiceSlot.attributes)
+                                                    ?? [("xdg:schema", SecretServiceSlot.schemaName)])
+        var calls = [Self.method(collection, Self.collectionInterface, "SearchItems", [attributes]),
+                     // Every collection's matches, split into unlocked and locked: the lock state in the same trip.
+                     Self.method(Self.servicePath, Self.serviceInterface, "SearchItems", [attributes])]
+        let exchange = openingSession && session == nil ? SessionKeyExchange() : nil
+        if let exchange {
+            calls.append(Self.method(Self.servicePath, Self.serviceInterface, "OpenSession",
+                                     [.string(SessionKeyExchange.algorithm), .variant(.bytes(exchange.publicKey))]))
+        }
+        let replies = try callAll(calls)
+        guard let paths = try Self.values(replies[0]).first?.objectPaths else { throw .bus(.protocolError("the provider answered SearchItems with something else")) }
+        let split = try Self.values(replies[1])
+        guard split.count == 2, let unlocked = split[0].objectPaths, let locked = split[1].objectPaths else {
+            throw .bus(.protocolError("the provider answered SearchItems with something else"))
+        }
+        if let exchange { try finishSession(replies[2], exchange) }
+        // An item in neither list was deleted between the two searches: it is not there.
+        let (open, closed) = (Set(unlocked), Set(locked))
+        return paths.compactMap { open.contains($0) ? Item(path: $0, locked: false) : closed.contains($0) ? Item(path: $0, locked: true) : nil }
+    }
+
+    /// The most recently modified item, when another program stored more than one.
+    func newest(_ items: [Item]) throws(Failure) -> Item? {
+        guard items.count > 1 else { return items.first }
+        let replies = try callAll(items.map { Self.getProperty($0.path, Self.itemInterface, "Modified") })
+        var best: (Item, UInt64)?
+        for (item, reply) in zip(items, replies) {
+            let modified = (try? Self.values(reply))?.first?.unwrapped.uint64 ?? 0
+            if best == nil || modified > best!.1 { best = (item, modified) }
+        }
+        return best?.0
+    }
+
+    /// The labels of the default collection and of `item`.
+    func labels(item: String) throws(Failure) -> (collection: String?, item: String?) {
+        let replies = try callAll([Self.getProperty(collection, Self.collectionInterface, "Label"),
+                                   Self.getProperty(item, Self.itemInterface, "Label")])
+        return ((try? Self.values(replies[0]))?.first?.unwrapped.string,
+                (try? Self.values(replies[1]))?.first?.unwrapped.string)
+    }
+
+    private func finishSession(_ reply: Result<DBusMessage, DBusError>, _ exchange: SessionKeyExchange) throws(Failure) {
+        let v: [DBusValue]
+        do { v = try Self.values(reply) } catch {
+            if case .bus(.remote("org.freedesktop.DBus.Error.NotSupported", _)) = error {
+                throw .slot(.serviceUnavailable("the provider does not offer the encrypted transfer (\(SessionKeyExchange.algorithm)) that vaultctl requires"))
+            }
+            throw error
+        }
+        guard v.count == 2, let serverKey = v[0].unwrapped.bytes, let path = v[1].objectPath,
+              let key = exchange.sessionKey(serverPublicKey: serverKey) else {
+            throw .bus(.protocolError("the provider's answer to the key exchange is not valid"))
+        }
+        session = (path, key)
+    }
+
+    /// A session, opening one when there is none.
+    private func ensureSession() throws(Failure) -> (path: String, key: SessionKey) {
+        if let session { return session }
+        let exchange = SessionKeyExchange()
+        let reply = try callAll([Self.method(Self.servicePath, Self.serviceInterface, "OpenSession",
+                                             [.string(SessionKeyExchange.algorithm), .variant(.bytes(exchange.publicKey))])])
+        try finishSession(reply[0], exchange)
+        return session!
+    }
+
+    /// The value of `item`, decrypted into a wiped buffer.
+    func secret(of item: String, slot name: SlotName) throws(Failure) -> SecretBytes {
+        let session = try ensureSession()
+        let v = try call(Self.method(item, Self.itemInterface, "GetSecret", [.objectPath(session.path)]))
+        guard let fields = v.first?.fields, fields.count == 4, let parameters = fields[1].bytes, let value = fields[2].bytes else {
+            throw .bus(.protocolError("the provider returned no secret for slot '\(name)'"))
+        }
+        guard let plain = value.withUnsafeBytes({ session.key.decrypt(parameters: parameters, value: $0) }) else {
+            throw .slot(.serviceUnavailable("the provider's answer for slot '\(name)' does not decrypt under the session key"))
+        }
+        return plain
+    }
+
+    /// Stores `secret` as an item with `attributes`, replacing the item that has exactly those.
+    func store(_ secret: SecretBytes, attributes: [(String, String)], label: String) throws(Failure) {
+        var calls = [Self.getProperty(collection, Self.collectionInterface, "Locked")]
+        let exchange = session == nil ? SessionKeyExchange() : nil
+        if let exchange {
+            calls.append(Self.method(Self.servicePath, Self.serviceInterface, "OpenSession",
+                                     [.string(SessionKeyExchange.algorithm), .variant(.bytes(exchange.publicKey))]))
+        }
+        let replies = try callAll(calls)
+        if try Self.values(replies[0]).first?.unwrapped.bool != false {
+            throw .slot(.locked("the default collection is locked; unlock your keyring (for example by logging in to the desktop) and try again"))
+        }
+        if let exchange { try finishSession(replies[1], exchange) }
+        let session = try ensureSession()
+        let (parameters, value) = session.key.encrypt(secret)
+        // text/plain only for text (what secret-tool stores and other clients show); anything else is bytes.
+        let contentType = secret.withUnsafeBytes(Self.isText) ? "text/plain" : "application/octet-stream"
+        let properties = DBusValue.array(element: "{sv}", [
+            .dictEntry(.string("org.freedesktop.Secret.Item.Label"), .variant(.string(label))),
+            .dictEntry(.string("org.freedesktop.Secret.Item.Attributes"), .variant(.stringDictionary(attributes))),
+        ])
+        let wire = DBusValue.structure([.objectPath(session.path), .bytes(parameters), .bytes(value), .string(contentType)])
+        let v = try call(Self.method(collection, Self.collectionInterface, "CreateItem", [properties, wire, .boolean(true)]))
+        guard v.count == 2, v[0].objectPath != nil, let prompt = v[1].objectPath else {
+            throw .bus(.protocolError("the provider answered CreateItem with something else"))
+        }
+        if prompt != "/" {
+            throw .slot(.locked("the provider wants to show a prompt to store the item, which vaultctl never answers; unlock the collection and try again"))
+        }
+    }
+
+    /// Deletes the items at `paths` (one trip for all of them). One already gone counts as deleted.
+    func delete(_ paths: [String]) throws(Failure) {
+        guard !paths.isEmpty else { return }
+        for reply in try callAll(paths.map { Self.method($0, Self.itemInterface, "Delete") }) {
+            let v: [DBusValue]
+            do { v = try Self.values(reply) } catch {
+                if case .bus(.remote(let name, _)) = error, Self.isGone(name) { continue }
+                throw error
+            }
+            if let prompt = v.first?.objectPath, prompt != "/" {
+                throw .slot(.locked("the provider wants to show a prompt to delete the item, which vaultctl never answers; unlock the collection and try again"))
+            }
+        }
+    }
+
+    /// The `slot` attribute of every vaultctl item in the default collection (locked ones too).
+    func slotNames() throws(Failure) -> [String] {
+        let paths = try items(slot: nil).map(\.path)
+        var names: [String] = []
+        for reply in try callAll(paths.map { Self.getProperty($0, Self.itemInterface, "Attributes") }) {
+            let v: [DBusValue]
+            do { v = try Self.values(reply) } catch {
+                if case .bus(.remote(let name, _)) = error, Self.isGone(name) { continue }  // deleted meanwhile
+                throw error
+            }
+            if let slot = v.first?.unwrapped.stringPairs?[SecretServiceSlot.attribute] { names.append(slot) }
+        }
+        return names
+    }
+
+    /// Locks the default collection unless it already is.
+    func lockCollection() throws(Failure) {
+        if try call(Self.getProperty(collection, Self.collectionInterface, "Locked")).first?.unwrapped.bool == true { return }
+        let v = try call(Self.method(Self.servicePath, Self.serviceInterface, "Lock", [.array(element: "o", [.objectPath(collection)])]))
+        if v.count == 2, let prompt = v[1].objectPath, prompt != "/" {
+            throw .slot(.serviceUnavailable("the provider wants to show a prompt to lock the collection, which vaultctl never answers"))
+        }
+    }
+
+    /// Error names that mean "that object is not there (any more)".
+    private static func isGone(_ name: String) -> Bool {
+        name == "org.freedesktop.DBus.Error.UnknownObject" || name == "org.freedesktop.DBus.Error.UnknownMethod"
+            || name == "org.freedesktop.Secret.Error.NoSuchObject"
+    }
+
+    /// Whether bytes are UTF-8 text without NUL, checked in place (no `String` ever holds the secret).
+    static func isText(_ raw: UnsafeRawBufferPointer) -> Bool {
+        var bytes = raw.makeIterator()
+        var parser = Unicode.UTF8.ForwardParser()
+        while true {
+            switch parser.parseScalar(from: &bytes) {
+            case .valid(let encoded): if encoded.count == 1 && encoded.first == 0 { return false }
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
+    }
+}
+
+extension DBusError {
+    /// Whether the connection is unusable after this (as opposed to one call's error reply).
+    var breaksConnection: Bool {
+        if case .remote = self { return false }
+        return true
+    }
+}
+
+extension DBusConnection {
+    /// One call whose error reply is thrown.
+    func callOrFail(_ m: DBusMessage, deadline: Deadline) throws(SecretServiceClient.Failure) -> DBusMessage {
+        do { return try call(m, deadline: deadline) } catch { throw .bus(error) }
+    }
+}
