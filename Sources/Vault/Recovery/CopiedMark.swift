@@ -44,10 +44,8 @@ public struct CopiedMark: Sendable {
         do {
             try SecureFile.ensurePrivateFolder(folder)
             try SecureFile.write(path, JSONWriter.bytes(doc.json))
-        } catch let e as SlotError {
-            throw .slot(e)
         } catch {
-            throw .configuration(path: path, detail: "\(error)")
+            throw .slot(error)
         }
     }
 
