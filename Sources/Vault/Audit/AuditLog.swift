@@ -1,35 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif
 import Slots
 
-/// One line of the audit log. Never the secret, never its length.
-public struct AuditEntry: Codable, Sendable, Equatable {
-    public var time: String
-    public var command: String
-    public var slot: String?
-    public var origin: String
-    /// "ok", "refused" (a check said no before any prompt), "failed" (authentication or delivery failed),
-    /// or "error" (anything else).
-    public var result: String
-    public var reason: String?
-
-    public init(time: String, command: String, slot: String?, origin: String, result: String, reason: String?) {
-        self.time = time
-        self.command = command
-        self.slot = slot
-        self.origin = origin
-        self.result = result
-        self.reason = reason
-    }
-}
-
-/// The append-only audit log: `<state>/audit.log`, one JSON object per line, 0600, appended under `flock`.
+/// The append-only audit log: `<state>/audit.log`, one JSON object per line (compact, sorted keys), 0600,
+/// appended under `flock`.
 /// Past 1 MiB it is rotated to `audit.log.1` (one generation kept).
 public struct AuditLog: Sendable {
     public let folder: String
@@ -41,9 +16,7 @@ public struct AuditLog: Sendable {
     }
 
     public func append(_ entry: AuditEntry) throws(VaultError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard var line = try? encoder.encode(entry) else { return }
+        var line = JSONWriter.bytes(entry.json)
         line.append(0x0A)
         do {
             try SecureFile.ensurePrivateFolder(folder)
@@ -85,11 +58,10 @@ public struct AuditLog: Sendable {
             throw .slot(error)
         }
         guard let bytes else { return [] }
-        let data = bytes.withUnsafeBytes { Data($0) }
-        let decoder = JSONDecoder()
-        var out: [AuditEntry] = []
-        for line in data.split(separator: 0x0A) {
-            if let e = try? decoder.decode(AuditEntry.self, from: Data(line)) { out.append(e) }
+        let out: [AuditEntry] = bytes.withUnsafeBytes { raw in
+            raw.split(separator: 0x0A).compactMap { line in
+                try? AuditEntry(jsonBytes: UnsafeRawBufferPointer(rebasing: line))
+            }
         }
         return Array(out.suffix(max(0, limit)))
     }

@@ -1,17 +1,13 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 extension Policy {
     /// Parses a whole document; any unknown key / version / bad value throws, naming the key path (e.g. "rateLimit.failurez").
     ///
     /// Throws `.configuration(path:detail:)` with `path` as given and a one-line `detail` (no final period),
     /// such as `unknown key "rateLimit.failurez"; remove it or fix its spelling (this vaultctl knows:
-    /// failures, windowSeconds, blockSeconds)`. The checks run in this order: size, nesting, JSON syntax
-    /// (`JSONDecoder`, then a trailing comma, which it lets pass), duplicate keys, `version`, then each level's unknown keys before its values. When several keys are
-    /// unknown at one level, the first in sorted order is named. Never traps, whatever the bytes.
+    /// failures, windowSeconds, blockSeconds)`. The checks run in this order: size, then the JSON itself
+    /// (`JSONParser`, which stops at the first problem in the text: a syntax error, a comma before a closing
+    /// bracket, nesting deeper than 32 levels, a duplicate key, a number or string that cannot be read),
+    /// then `version`, then each level's unknown keys before its values. When several keys are unknown at
+    /// one level, the first in sorted order is named. Never traps, whatever the bytes.
     public static func parse(_ bytes: UnsafeRawBufferPointer, path: String) throws(VaultError) -> Policy {
         do {
             return try PolicyParser.parse(bytes)
@@ -33,6 +29,9 @@ enum PolicyParser {
     static let rateLimitKeys = ["failures", "windowSeconds", "blockSeconds"]
     static let slotDefaultsKeys = ["allowSupply"]
 
+    /// Deepest nesting of arrays and objects a document may have (the document's own object is level 1).
+    static let maximumDepth = 32
+
     static func parse(_ bytes: UnsafeRawBufferPointer) throws(PolicyProblem) -> Policy {
         guard bytes.count <= Policy.maximumDocumentSize else {
             throw PolicyProblem(detail: "it is larger than 64 KiB, more than any policy needs")
@@ -40,25 +39,29 @@ enum PolicyParser {
         guard bytes.contains(where: { !isWhitespace($0) }) else {
             throw PolicyProblem(detail: "not valid JSON (it is empty)")
         }
-        let shape = JSONShape(bytes)
-        if shape.tooDeep {
-            throw PolicyProblem(detail: "not valid JSON for a policy (it nests deeper than \(JSONShape.maximumDepth) levels)")
-        }
         let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
-        } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
-            throw PolicyProblem(detail: "not valid JSON (the value of \(quoted(path(context.codingPath))) cannot be read: a number too large, or a string that is not valid)")
+            value = try JSONParser.parse(bytes, maximumDepth: maximumDepth)
         } catch {
-            throw PolicyProblem(detail: "not valid JSON")
-        }
-        if let line = shape.trailingCommaLine {
-            throw PolicyProblem(detail: "not valid JSON (line \(line) has a comma before a closing \"}\" or \"]\"; remove it)")
-        }
-        if let duplicate = shape.duplicateKeyPath {
-            throw PolicyProblem(detail: "duplicate key \(quoted(duplicate)); keep only one (JSON readers disagree on which one counts)")
+            throw PolicyProblem(detail: detail(error))
         }
         return try read(value)
+    }
+
+    /// The words for a document that is not JSON, or not JSON that every reader reads alike.
+    private static func detail(_ error: JSONError) -> String {
+        switch error {
+        case .tooDeep:
+            return "not valid JSON for a policy (it nests deeper than \(maximumDepth) levels)"
+        case .trailingComma(let line):
+            return "not valid JSON (line \(line) has a comma before a closing \"}\" or \"]\"; remove it)"
+        case .duplicateKey(let path):
+            return "duplicate key \(quoted(path.description)); keep only one (JSON readers disagree on which one counts)"
+        case .unreadableValue(let path) where !path.isEmpty:
+            return "not valid JSON (the value of \(quoted(path.description)) cannot be read: a number too large, or a string that is not valid)"
+        case .syntax, .unreadableValue, .mismatch:
+            return "not valid JSON"
+        }
     }
 
     /// The version 1 shape; starts from `builtIn` and replaces each field the document gives.
@@ -202,19 +205,6 @@ enum PolicyParser {
     private static func hex4(_ value: UInt32) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-    }
-
-    /// `origin.remoteRanges[2]` from a decoder's coding path.
-    private static func path(_ codingPath: [any CodingKey]) -> String {
-        var out = ""
-        for key in codingPath {
-            if let index = key.intValue {
-                out += "[\(index)]"
-            } else {
-                out += out.isEmpty ? key.stringValue : ".\(key.stringValue)"
-            }
-        }
-        return out
     }
 
     private static func isWhitespace(_ byte: UInt8) -> Bool {

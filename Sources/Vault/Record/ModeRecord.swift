@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,9 +16,25 @@ public struct ModeRecord: Sendable {
         self.folder = folder
     }
 
-    struct Document: Codable {
+    /// The file's contents: `{"version": 1, "slots": {"NAME": "device"|"sync", …}}`.
+    struct Document: JSONDocument {
         var version: Int
         var slots: [String: SlotMode]
+
+        init(version: Int, slots: [String: SlotMode]) {
+            self.version = version
+            self.slots = slots
+        }
+
+        init(json: JSONValue) throws(JSONError) {
+            let fields = try JSONFields(json, "the mode record")
+            version = try fields.required("version", \.intValue)
+            slots = try fields.required("slots") { $0.dictionary { $0.stringValue.flatMap(SlotMode.init(rawValue:)) } }
+        }
+
+        var json: JSONValue {
+            .object(["version": .integer(version), "slots": .object(slots.mapValues { .string($0.rawValue) })])
+        }
     }
 
     /// The recorded modes; empty when there is no record yet.
@@ -72,10 +83,7 @@ public struct ModeRecord: Sendable {
             modes[name] = mode
             var doc = Document(version: 1, slots: [:])
             for (k, v) in modes { doc.slots[k.rawValue] = v }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            let data = try encoder.encode(doc)
-            try SecureFile.write(path, Array(data))
+            try SecureFile.write(path, JSONWriter.bytes(doc.json, style: .pretty))
         } catch let e as SlotError {
             throw .slot(e)
         } catch let e as VaultError {
@@ -86,8 +94,7 @@ public struct ModeRecord: Sendable {
     }
 
     private func decode(_ bytes: SecretBytes) throws(VaultError) -> [SlotName: SlotMode] {
-        let data = bytes.withUnsafeBytes { Data($0) }
-        guard let doc = try? JSONDecoder().decode(Document.self, from: data) else {
+        guard let doc = try? bytes.withUnsafeBytes({ (raw) throws(JSONError) in try Document(jsonBytes: raw) }) else {
             throw .configuration(path: path, detail: "it is not a valid mode record; fix it or remove it (the slots keep their values)")
         }
         guard doc.version == 1 else {

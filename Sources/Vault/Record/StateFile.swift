@@ -1,13 +1,8 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Slots
 
 /// A small private JSON document in one of vaultctl's folders, read and updated under an exclusive `flock`
-/// and written atomically. Used for the rate limit and the supply permissions.
-struct StateFile<Document: Codable & Sendable>: Sendable {
+/// and written atomically, as compact JSON with sorted keys. Used for the rate limit and the supply permissions.
+struct StateFile<Document: JSONDocument>: Sendable {
     let folder: String
     let name: String
     let empty: Document
@@ -39,9 +34,7 @@ struct StateFile<Document: Codable & Sendable>: Sendable {
             var doc = empty
             if let bytes = try SecureFile.read(path, maximumCount: 1024 * 1024) { doc = try decode(bytes) }
             let result = change(&doc)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            try SecureFile.write(path, Array(try encoder.encode(doc)))
+            try SecureFile.write(path, JSONWriter.bytes(doc.json))
             return result
         } catch let e as SlotError {
             throw .slot(e)
@@ -53,7 +46,7 @@ struct StateFile<Document: Codable & Sendable>: Sendable {
     }
 
     private func decode(_ bytes: SecretBytes) throws(VaultError) -> Document {
-        guard let doc = try? JSONDecoder().decode(Document.self, from: bytes.withUnsafeBytes { Data($0) }) else {
+        guard let doc = try? bytes.withUnsafeBytes({ (raw) throws(JSONError) in try Document(jsonBytes: raw) }) else {
             throw .configuration(path: path, detail: "it is damaged; remove it (vaultctl starts it afresh)")
         }
         return doc

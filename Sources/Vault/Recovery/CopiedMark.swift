@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Slots
 
 /// The person's "I wrote the recovery code down" mark, bound to the code it was made for.
@@ -18,10 +13,28 @@ public struct CopiedMark: Sendable {
         self.folder = folder
     }
 
-    struct Document: Codable {
+    /// The file's contents: `{"fingerprint": HEX, "salt": HEX, "version": 1}`.
+    struct Document: JSONDocument {
         var version: Int
         var salt: String
         var fingerprint: String
+
+        init(version: Int, salt: String, fingerprint: String) {
+            self.version = version
+            self.salt = salt
+            self.fingerprint = fingerprint
+        }
+
+        init(json: JSONValue) throws(JSONError) {
+            let fields = try JSONFields(json, "the copied mark")
+            version = try fields.required("version", \.intValue)
+            salt = try fields.required("salt", \.stringValue)
+            fingerprint = try fields.required("fingerprint", \.stringValue)
+        }
+
+        var json: JSONValue {
+            .object(["version": .integer(version), "salt": .string(salt), "fingerprint": .string(fingerprint)])
+        }
     }
 
     /// Records that `code` was copied down.
@@ -30,12 +43,9 @@ public struct CopiedMark: Sendable {
         let doc = Document(version: 1, salt: Hex.encode(salt), fingerprint: Hex.encode(Fingerprint.of(code, salt: salt)))
         do {
             try SecureFile.ensurePrivateFolder(folder)
-            let data = try JSONEncoder().encode(doc)
-            try SecureFile.write(path, Array(data))
-        } catch let e as SlotError {
-            throw .slot(e)
+            try SecureFile.write(path, JSONWriter.bytes(doc.json))
         } catch {
-            throw .configuration(path: path, detail: "\(error)")
+            throw .slot(error)
         }
     }
 
@@ -49,7 +59,7 @@ public struct CopiedMark: Sendable {
             throw .slot(error)
         }
         guard let bytes else { return false }
-        guard let doc = try? JSONDecoder().decode(Document.self, from: bytes.withUnsafeBytes { Data($0) }),
+        guard let doc = try? bytes.withUnsafeBytes({ (raw) throws(JSONError) in try Document(jsonBytes: raw) }),
               doc.version == 1, let salt = Hex.decode(doc.salt), let expected = Hex.decode(doc.fingerprint) else {
             throw .configuration(path: path, detail: "it is not a valid copied mark; remove it and confirm again")
         }

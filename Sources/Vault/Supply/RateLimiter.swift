@@ -10,20 +10,6 @@ import Glibc
 /// parallel processes cannot get more guesses than the limit; a place whose process died after handing its
 /// password over counts as a failure.
 public struct RateLimiter: Sendable {
-    struct Pending: Codable, Sendable, Equatable {
-        var pid: Int32
-        var time: Double
-        /// The password was handed over; the verdict had not come back yet.
-        var answered: Bool?
-    }
-
-    struct Document: Codable, Sendable {
-        var version = 1
-        var failures: [Double] = []
-        var pending: [Pending]? = nil
-        var blockedUntil: Double?
-    }
-
     let file: StateFile<Document>
     public let policy: RateLimitPolicy
     let clock: any Clock

@@ -5,19 +5,10 @@ import Slots
 /// It lives in the state folder, not the config: permission to hand a secret to programs is a decision
 /// about this machine and does not travel with a restored config.
 public struct SupplyState: Sendable {
-    public struct LastSupply: Codable, Sendable, Equatable {
+    /// When a slot was last supplied (seconds since the epoch), and from what origin.
+    public struct LastSupply: Sendable, Equatable {
         public var time: Double
         public var origin: String
-    }
-
-    struct Entry: Codable, Sendable {
-        var allowed: Bool?
-        var lastSupply: LastSupply?
-    }
-
-    struct Document: Codable, Sendable {
-        var version = 1
-        var slots: [String: Entry] = [:]
     }
 
     let file: StateFile<Document>

@@ -71,7 +71,7 @@ import Testing
     }
 
     @Test func wholeValuedDecimalCountsAsWholeNumber() throws {
-        // JSONDecoder reads 3.0 and 3e0 as the integer 3; the policy accepts what is mathematically whole.
+        // JSONParser reads 3.0 and 3e0 as the integer 3 (as JSONDecoder did); the policy accepts what is mathematically whole.
         #expect(try parsePolicy(#"{"version":1.0,"rateLimit":{"failures":3.0,"windowSeconds":6e1}}"#).rateLimit
                 == RateLimitPolicy(failures: 3, windowSeconds: 60, blockSeconds: 300))
     }
@@ -242,7 +242,7 @@ import Testing
     // MARK: Duplicate keys
 
     @Test func duplicateTopLevelKeyIsRejected() {
-        // JSONDecoder alone would keep the first value silently.
+        // JSONDecoder kept the first value silently; JSONParser refuses the document.
         #expect(policyRejection(#"{"version":1,"slotDefaults":{"allowSupply":false},"slotDefaults":{"allowSupply":true}}"#)
                 == #"duplicate key "slotDefaults"; keep only one (JSON readers disagree on which one counts)"#)
     }

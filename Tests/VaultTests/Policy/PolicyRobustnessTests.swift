@@ -18,10 +18,20 @@ import Testing
     }
 
     @Test func trailingCommaIsRejectedWithItsLine() {
-        // swift-foundation's JSONDecoder accepts these; strict JSON readers do not.
+        // swift-foundation's JSONDecoder accepted these; strict JSON readers, JSONParser among them, do not.
         #expect(policyRejection(#"{"version":1,}"#) == #"not valid JSON (line 1 has a comma before a closing "}" or "]"; remove it)"#)
         #expect(policyRejection("{\"version\": 1,\n \"origin\": {\"remoteRanges\": [\"100.64.0.0/10\",\n ]}}")
                 == #"not valid JSON (line 2 has a comma before a closing "}" or "]"; remove it)"#)
+    }
+
+    @Test func theFirstProblemInTheTextIsNamed() {
+        // One pass from the top: the problem a person meets first when reading the file.
+        #expect(policyRejection("{\"version\":1,\n\"origin\":{\"nearbyRanges\":[\"10.0.0.0/8\",]},\n\"version\":1}")
+                == #"not valid JSON (line 2 has a comma before a closing "}" or "]"; remove it)"#)
+        #expect(policyRejection(#"{"version":1,"version":1,"rateLimit":{"failures":1e400}}"#)
+                == #"duplicate key "version"; keep only one (JSON readers disagree on which one counts)"#)
+        #expect(policyRejection(#"{"version":1,"rateLimit":{"failures":1e400},"version":1}"#)
+                == #"not valid JSON (the value of "rateLimit.failures" cannot be read: a number too large, or a string that is not valid)"#)
     }
 
     @Test func commasInsideStringsAreNotTrailingCommas() throws {
@@ -95,7 +105,7 @@ import Testing
     }
 
     @Test func byteOrderMarkIsTolerated() throws {
-        // JSONDecoder skips a UTF-8 byte order mark; editors on some systems write one.
+        // JSONParser skips a UTF-8 byte order mark (as JSONDecoder did); editors on some systems write one.
         #expect(try parsePolicy(bytes: [0xef, 0xbb, 0xbf] + Array(#"{"version":1}"#.utf8)) == Policy.builtIn)
     }
 
