@@ -39,6 +39,16 @@ enum Sodium {
         return out
     }
 
+    /// BLAKE2b of public bytes (machine tags): the same function as `hash`, into an ordinary array.
+    static func publicHash(count: Int, message: UnsafeRawBufferPointer) -> [UInt8] {
+        initialize()
+        let m = message.bindMemory(to: UInt8.self)
+        return [UInt8](unsafeUninitializedCapacity: count) { out, n in
+            _ = crypto_generichash(out.baseAddress!, count, m.baseAddress, UInt64(m.count), nil, 0)
+            n = count
+        }
+    }
+
     /// Encrypts `plaintext` with XChaCha20-Poly1305, authenticating `ad`; returns ciphertext with its tag.
     /// The corresponding C function is `crypto_aead_xchacha20poly1305_ietf_encrypt`.
     static func seal(_ plaintext: SecretBytes, ad: [UInt8], nonce: [UInt8], key: SecretBytes) -> [UInt8] {

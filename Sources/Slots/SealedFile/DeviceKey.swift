@@ -45,13 +45,26 @@ struct DeviceKey {
         return DeviceKey(random: random, machine: machine)
     }
 
-    private static func parse(_ bytes: SecretBytes, path: String, machine: MachineIdentity) throws(SlotError) -> DeviceKey {
+    /// Whether a valid key for this machine is there (the file's own checks, without deriving the key).
+    static func isPresent(folder: String, machine: MachineIdentity) throws(SlotError) -> Bool {
+        let path = "\(folder)/\(fileName)"
+        guard let bytes = try SecureFile.read(path, maximumCount: fileCount) else { return false }
+        try check(bytes, path: path, machine: machine)
+        return true
+    }
+
+    /// Refuses a file that is not a device key, or one made on another machine.
+    private static func check(_ bytes: SecretBytes, path: String, machine: MachineIdentity) throws(SlotError) {
         let (magicOK, tag) = bytes.withUnsafeBytes { raw -> (Bool, [UInt8]) in
             guard raw.count == fileCount else { return (false, []) }
             return (Array(raw[0..<8]) == magic, Array(raw[8..<24]))
         }
         guard magicOK else { throw .tampered(path: path, detail: "it is not a vaultctl device key") }
         guard tag == machine.tag else { throw .foreignMachine(path: path) }
+    }
+
+    private static func parse(_ bytes: SecretBytes, path: String, machine: MachineIdentity) throws(SlotError) -> DeviceKey {
+        try check(bytes, path: path, machine: machine)
         let random = bytes.withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[24..<56])) }
         return DeviceKey(random: random, machine: machine)
     }

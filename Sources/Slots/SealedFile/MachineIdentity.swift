@@ -17,14 +17,13 @@ public struct MachineIdentity: Sendable {
         throw .io(path: candidates[0], errno: 2, operation: "read the machine id from")
     }
 
+    /// A public 16-byte tag of this machine, written in file headers so "another machine" can be told apart
+    /// from "tampered". Computed once: every look at a sealed file checks it.
+    let tag: [UInt8]
+
     public init(id: [UInt8]) {
         self.id = id
-    }
-
-    /// A public 16-byte tag of this machine, written in file headers so "another machine" can be told apart
-    /// from "tampered".
-    var tag: [UInt8] {
         let message = Array("vaultctl machine tag v1\0".utf8) + id
-        return message.withUnsafeBytes { Sodium.hash(count: 16, message: $0) }.withUnsafeBytes { Array($0) }
+        tag = message.withUnsafeBytes { Sodium.publicHash(count: 16, message: $0) }
     }
 }

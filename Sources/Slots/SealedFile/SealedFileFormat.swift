@@ -63,14 +63,20 @@ enum SealedFileFormat {
     static func open(_ file: SecretBytes, name: SlotName, machineTag: [UInt8], key: SecretBytes,
                      path: String) throws(SlotError) -> SecretBytes {
         try file.withUnsafeBytes { (raw) throws(SlotError) -> SecretBytes in
-            let h = try parseHeader(raw, path: path)
-            try checkHeader(h, name: name, machineTag: machineTag, path: path)
-            let head = Array(raw[0..<h.count])
-            guard let plain = Sodium.open(UnsafeRawBufferPointer(rebasing: raw[h.count...]),
-                                          ad: head, nonce: h.nonce, key: key) else {
-                throw .tampered(path: path, detail: "it fails authentication: it was changed or damaged")
-            }
-            return plain
+            try open(raw, name: name, machineTag: machineTag, key: key, path: path)
         }
+    }
+
+    /// `open` of the file's bytes as read (a sealed file holds no plaintext, so it needs no wiped buffer).
+    static func open(_ raw: UnsafeRawBufferPointer, name: SlotName, machineTag: [UInt8], key: SecretBytes,
+                     path: String) throws(SlotError) -> SecretBytes {
+        let h = try parseHeader(raw, path: path)
+        try checkHeader(h, name: name, machineTag: machineTag, path: path)
+        let head = Array(raw[0..<h.count])
+        guard let plain = Sodium.open(UnsafeRawBufferPointer(rebasing: raw[h.count...]),
+                                      ad: head, nonce: h.nonce, key: key) else {
+            throw .tampered(path: path, detail: "it fails authentication: it was changed or damaged")
+        }
+        return plain
     }
 }

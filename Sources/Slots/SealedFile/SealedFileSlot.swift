@@ -14,25 +14,37 @@ public struct SealedFileSlot: Slot {
     var slotsFolder: String { "\(folder)/slots" }
     func path(_ name: SlotName) -> String { "\(slotsFolder)/\(name.rawValue)" }
 
+    /// The slot's sealed file with its header checked against this machine and this slot (so "another
+    /// machine" / "another slot" is said before any key is needed); nil when there is none. A sealed file
+    /// holds no plaintext, so it is read into an ordinary array.
+    private func sealedFile(_ name: SlotName) throws(SlotError) -> [UInt8]? {
+        guard try SecureFile.privateFolderExists(folder), try SecureFile.privateFolderExists(slotsFolder),
+              let file = try SecureFile.readPublic(path(name), maximumCount: SealedFileFormat.maximumFileCount)
+        else { return nil }
+        let (p, tag) = (path(name), machine.tag)
+        let checked: Result<Void, SlotError> = file.withUnsafeBytes { raw in
+            Result { () throws(SlotError) in
+                let h = try SealedFileFormat.parseHeader(raw, path: p)
+                try SealedFileFormat.checkHeader(h, name: name, machineTag: tag, path: p)
+            }
+        }
+        try checked.get()
+        return file
+    }
+
+    private var missingKey: SlotError {
+        .tampered(path: "\(folder)/\(DeviceKey.fileName)", detail: "the device key is missing, so no sealed file can open")
+    }
+
     /// Holds when a file for the slot is there and its header says this machine and this slot. A file that
     /// is there but is not ours to open (another machine, another slot, a damaged header) is `.unknown`
     /// with that error: not a value we can use, and not "empty" either.
     public func holding(_ name: SlotName) -> Holding {
         do throws(SlotError) {
-            guard try SecureFile.privateFolderExists(folder), try SecureFile.privateFolderExists(slotsFolder),
-                  let file = try SecureFile.read(path(name), maximumCount: SealedFileFormat.maximumFileCount)
-            else { return .empty }
-            let p = path(name)
-            let tag = machine.tag
-            try file.withUnsafeBytes { (raw) throws(SlotError) in
-                let h = try SealedFileFormat.parseHeader(raw, path: p)
-                try SealedFileFormat.checkHeader(h, name: name, machineTag: tag, path: p)
-            }
+            guard try sealedFile(name) != nil else { return .empty }
             // A file without this machine's key to open it is not a value we hold (the key's own checks
             // refuse a loose, foreign or damaged key).
-            guard try DeviceKey.load(folder: folder, machine: machine, create: false) != nil else {
-                throw SlotError.tampered(path: "\(folder)/\(DeviceKey.fileName)", detail: "the device key is missing, so no sealed file can open")
-            }
+            guard try DeviceKey.isPresent(folder: folder, machine: machine) else { throw missingKey }
             return .holds(locked: false)
         } catch {
             return .unknown(error)
@@ -40,18 +52,15 @@ public struct SealedFileSlot: Slot {
     }
 
     public func read(_ name: SlotName) throws(SlotError) -> SecretBytes {
-        guard try SecureFile.privateFolderExists(folder), try SecureFile.privateFolderExists(slotsFolder),
-              let file = try SecureFile.read(path(name), maximumCount: SealedFileFormat.maximumFileCount)
-        else { throw .empty(name) }
-        // Say "another machine" / "another slot" before the key is even needed.
-        try file.withUnsafeBytes { (raw) throws(SlotError) in
-            let h = try SealedFileFormat.parseHeader(raw, path: path(name))
-            try SealedFileFormat.checkHeader(h, name: name, machineTag: machine.tag, path: path(name))
+        guard let file = try sealedFile(name) else { throw .empty(name) }
+        guard let key = try DeviceKey.load(folder: folder, machine: machine, create: false) else { throw missingKey }
+        let (p, tag) = (path(name), machine.tag)
+        let opened: Result<SecretBytes, SlotError> = file.withUnsafeBytes { raw in
+            Result { () throws(SlotError) -> SecretBytes in
+                try SealedFileFormat.open(raw, name: name, machineTag: tag, key: key.key, path: p)
+            }
         }
-        guard let key = try DeviceKey.load(folder: folder, machine: machine, create: false) else {
-            throw .tampered(path: "\(folder)/\(DeviceKey.fileName)", detail: "the device key is missing, so no sealed file can open")
-        }
-        return try SealedFileFormat.open(file, name: name, machineTag: machine.tag, key: key.key, path: path(name))
+        return try opened.get()
     }
 
     public func write(_ name: SlotName, _ secret: SecretBytes) throws(SlotError) {

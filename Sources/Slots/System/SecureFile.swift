@@ -68,29 +68,16 @@ public enum SecureFile {
         return (fd, st)
     }
 
-    /// Reads a private file whole into a wiped buffer; nil when it does not exist.
+    /// Reads a private file whole into a wiped buffer; nil when it does not exist. For secrets (the device
+    /// key); files that hold none use `readPublic`, which spares the locked allocation.
     public static func read(_ path: String, maximumCount: Int) throws(SlotError) -> SecretBytes? {
         guard let (fd, st) = try openPrivateFile(path) else { return nil }
         defer { close(fd) }
-        guard Int(st.st_size) <= maximumCount else {
-            throw .tampered(path: path, detail: "it is larger than any file vaultctl writes")
-        }
+        try checkSize(st, maximumCount, path)
         // Sized to the file, not to the limit: buffers are locked memory, a scarce resource (RLIMIT_MEMLOCK).
         // Files are replaced by rename, so an open file does not grow; one byte more tells if it did.
         let buffer = SecretBytes(capacity: min(Int(st.st_size), maximumCount) + 1)
-        var failure: Int32 = 0
-        buffer.withUnsafeMutableBytes { raw, used in
-            while used < raw.count {
-                let n = Glibc.read(fd, raw.baseAddress! + used, raw.count - used)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                if n == 0 { break }
-                used += n
-            }
-        }
+        let failure = buffer.withUnsafeMutableBytes { raw, used in readAll(fd, into: raw, used: &used) }
         if failure != 0 { throw .io(path: path, errno: failure, operation: "read") }
         if buffer.count > maximumCount {
             throw .tampered(path: path, detail: "it is larger than any file vaultctl writes")
@@ -98,10 +85,53 @@ public enum SecureFile {
         return buffer
     }
 
+    /// `read` for files that hold no secret (records, state, policy, sealed files): the same checks, into
+    /// an ordinary array.
+    public static func readPublic(_ path: String, maximumCount: Int) throws(SlotError) -> [UInt8]? {
+        guard let (fd, st) = try openPrivateFile(path) else { return nil }
+        defer { close(fd) }
+        try checkSize(st, maximumCount, path)
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: min(Int(st.st_size), maximumCount) + 1) { raw, count in
+            var used = 0
+            failure = readAll(fd, into: UnsafeMutableRawBufferPointer(raw), used: &used)
+            count = used
+        }
+        if failure != 0 { throw .io(path: path, errno: failure, operation: "read") }
+        if bytes.count > maximumCount {
+            throw .tampered(path: path, detail: "it is larger than any file vaultctl writes")
+        }
+        return bytes
+    }
+
+    private static func checkSize(_ st: stat, _ maximumCount: Int, _ path: String) throws(SlotError) {
+        guard Int(st.st_size) <= maximumCount else {
+            throw .tampered(path: path, detail: "it is larger than any file vaultctl writes")
+        }
+    }
+
+    /// Reads until the buffer is full or the file ends; the errno of a failed read, or 0.
+    private static func readAll(_ fd: Int32, into raw: UnsafeMutableRawBufferPointer, used: inout Int) -> Int32 {
+        while used < raw.count {
+            let n = Glibc.read(fd, raw.baseAddress! + used, raw.count - used)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            if n == 0 { break }
+            used += n
+        }
+        return 0
+    }
+
     /// Replaces `path` atomically with `bytes`: a 0600 temp file beside it, fsync, rename, fsync the folder.
     /// With `exclusive`, an existing file is kept and `false` is returned (the new bytes are dropped).
+    /// Without `durable`, both fsyncs are left out: still atomic (a reader or a crash of this process sees
+    /// the old file or the new one), but a power cut may bring the old one back. For bookkeeping whose loss
+    /// in a power cut is harmless (the processes it describes are gone too), it saves two disk flushes.
     @discardableResult
-    public static func write(_ path: String, _ bytes: UnsafeRawBufferPointer, exclusive: Bool = false) throws(SlotError) -> Bool {
+    public static func write(_ path: String, _ bytes: UnsafeRawBufferPointer, exclusive: Bool = false,
+                             durable: Bool = true) throws(SlotError) -> Bool {
         let folder = parent(of: path)
         sweepStaleTemporaries(in: folder)
         let temp = "\(folder)/.tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -122,7 +152,7 @@ public enum SecureFile {
             }
             written += n
         }
-        if fsync(fd) != 0 {
+        if durable && fsync(fd) != 0 {
             let e = errno
             close(fd)
             throw .io(path: temp, errno: e, operation: "fsync")
@@ -139,7 +169,7 @@ public enum SecureFile {
             throw .io(path: path, errno: errno, operation: "rename")
         }
         ok = true
-        try syncFolder(folder)
+        if durable { try syncFolder(folder) }
         return true
     }
 
@@ -168,11 +198,12 @@ public enum SecureFile {
         if fsync(fd) != 0 { throw .io(path: path, errno: errno, operation: "fsync") }
     }
 
-    /// `write` for bytes that are not secret (sealed files).
-    public static func write(_ path: String, _ bytes: [UInt8]) throws(SlotError) {
-        let copy = SecretBytes(capacity: bytes.count)
-        bytes.withUnsafeBytes { _ = copy.append($0) }
-        _ = try copy.withUnsafeBytes { (raw) throws(SlotError) -> Bool in try write(path, raw) }
+    /// `write` for bytes that are not secret (sealed files, records, state).
+    public static func write(_ path: String, _ bytes: [UInt8], durable: Bool = true) throws(SlotError) {
+        let result: Result<Bool, SlotError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(SlotError) -> Bool in try write(path, raw, durable: durable) }
+        }
+        _ = try result.get()
     }
 
     /// Removes `.tmp-PID-…` files left by writers that were killed (their process is gone). Best effort.

@@ -26,9 +26,10 @@ public struct AuditLog: Sendable {
             if lstat(path, &st) == 0, Int(st.st_size) > AuditLog.rotateAt {
                 if rename(path, "\(path).1") != 0 { throw SlotError.io(path: path, errno: errno, operation: "rotate") }
             }
-            let bytes = SecretBytes(capacity: line.count)
-            line.withUnsafeBytes { _ = bytes.append($0) }
-            try bytes.withUnsafeBytes { (raw) throws(SlotError) in try SecureFile.append(path, raw) }
+            let appended: Result<Void, SlotError> = line.withUnsafeBytes { raw in
+                Result { () throws(SlotError) in try SecureFile.append(path, raw) }
+            }
+            try appended.get()
         } catch let e as SlotError {
             throw .slot(e)
         } catch {
@@ -50,10 +51,10 @@ public struct AuditLog: Sendable {
 
     /// The newest `limit` entries, oldest first. Lines that do not parse are skipped.
     public func entries(limit: Int) throws(VaultError) -> [AuditEntry] {
-        let bytes: SecretBytes?
+        let bytes: [UInt8]?
         do {
             guard try SecureFile.privateFolderExists(folder) else { return [] }
-            bytes = try SecureFile.read(path, maximumCount: AuditLog.rotateAt * 2)
+            bytes = try SecureFile.readPublic(path, maximumCount: AuditLog.rotateAt * 2)
         } catch {
             throw .slot(error)
         }

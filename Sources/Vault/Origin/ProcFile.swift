@@ -61,7 +61,7 @@ enum ProcFile {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var buffer = [UInt8](repeating: 0, count: min(limit, 64 * 1024))  // zeroing 64 KiB per /proc file showed in profiles
         var total = 0
         while total < limit {
             let want = min(buffer.count, limit - total)

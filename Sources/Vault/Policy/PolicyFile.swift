@@ -14,10 +14,10 @@ extension Policy {
     /// throws `.configuration` naming the file.
     public static func load(configFolder: String) throws(VaultError) -> Policy {
         let path = "\(configFolder)/\(fileName)"
-        let bytes: SecretBytes?
+        let bytes: [UInt8]?
         do throws(SlotError) {
             guard try SecureFile.privateFolderExists(configFolder) else { return builtIn }
-            bytes = try SecureFile.read(path, maximumCount: maximumDocumentSize)
+            bytes = try SecureFile.readPublic(path, maximumCount: maximumDocumentSize)
         } catch {
             if case .tampered = error {  // SecureFile's only `tampered` from a read: the file is too large
                 throw .configuration(path: path, detail: "it is larger than 64 KiB, more than any policy needs")
@@ -25,7 +25,10 @@ extension Policy {
             throw .slot(error)
         }
         guard let bytes else { return builtIn }
-        return try bytes.withUnsafeBytes { (raw) throws(VaultError) -> Policy in try parse(raw, path: path) }
+        let parsed: Result<Policy, VaultError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(VaultError) -> Policy in try parse(raw, path: path) }
+        }
+        return try parsed.get()
     }
 
     /// For `policy check FILE`: reads any readable file (no privacy requirement), parses, returns the policy.

@@ -41,7 +41,7 @@ public struct ModeRecord: Sendable {
     public func load() throws(VaultError) -> [SlotName: SlotMode] {
         do {
             guard try SecureFile.privateFolderExists(folder),
-                  let bytes = try SecureFile.read(path, maximumCount: 4 * 1024 * 1024) else { return [:] }
+                  let bytes = try SecureFile.readPublic(path, maximumCount: 4 * 1024 * 1024) else { return [:] }
             return try decode(bytes)
         } catch let e as SlotError {
             throw .slot(e)
@@ -76,7 +76,7 @@ public struct ModeRecord: Sendable {
             let lock = try FileLock(path: "\(folder)/.modes.lock")
             defer { lock.release() }
             var modes: [SlotName: SlotMode] = [:]
-            if let bytes = try SecureFile.read(path, maximumCount: 4 * 1024 * 1024) {
+            if let bytes = try SecureFile.readPublic(path, maximumCount: 4 * 1024 * 1024) {
                 modes = try decode(bytes)
             }
             if modes[name] == mode { return }
@@ -93,7 +93,7 @@ public struct ModeRecord: Sendable {
         }
     }
 
-    private func decode(_ bytes: SecretBytes) throws(VaultError) -> [SlotName: SlotMode] {
+    private func decode(_ bytes: [UInt8]) throws(VaultError) -> [SlotName: SlotMode] {
         guard let doc = try? bytes.withUnsafeBytes({ (raw) throws(JSONError) in try Document(jsonBytes: raw) }) else {
             throw .configuration(path: path, detail: "it is not a valid mode record; fix it or remove it (the slots keep their values)")
         }

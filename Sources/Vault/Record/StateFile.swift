@@ -13,7 +13,7 @@ struct StateFile<Document: JSONDocument>: Sendable {
     func load() throws(VaultError) -> Document {
         do {
             guard try SecureFile.privateFolderExists(folder),
-                  let bytes = try SecureFile.read(path, maximumCount: 1024 * 1024) else { return empty }
+                  let bytes = try SecureFile.readPublic(path, maximumCount: 1024 * 1024) else { return empty }
             return try decode(bytes)
         } catch let e as SlotError {
             throw .slot(e)
@@ -25,16 +25,26 @@ struct StateFile<Document: JSONDocument>: Sendable {
     }
 
     /// Reads, changes and writes the document while holding the lock, so concurrent processes lose nothing.
+    /// An unchanged document is not written again; a changed one is flushed to disk only when `durable` says
+    /// the change must survive a power cut.
     @discardableResult
-    func update<R>(_ change: (inout Document) -> R) throws(VaultError) -> R {
+    func update<R>(durable: (_ before: Document, _ after: Document) -> Bool = { _, _ in true },
+                   _ change: (inout Document) -> R) throws(VaultError) -> R {
         do {
             try SecureFile.ensurePrivateFolder(folder)
             let lock = try FileLock(path: "\(folder)/.\(name).lock")
             defer { lock.release() }
             var doc = empty
-            if let bytes = try SecureFile.read(path, maximumCount: 1024 * 1024) { doc = try decode(bytes) }
+            var existed = false
+            if let bytes = try SecureFile.readPublic(path, maximumCount: 1024 * 1024) {
+                doc = try decode(bytes)
+                existed = true
+            }
+            let before = doc
             let result = change(&doc)
-            try SecureFile.write(path, JSONWriter.bytes(doc.json))
+            let text = JSONWriter.bytes(doc.json)
+            if existed && text == JSONWriter.bytes(before.json) { return result }
+            try SecureFile.write(path, text, durable: durable(before, doc))
             return result
         } catch let e as SlotError {
             throw .slot(e)
@@ -45,7 +55,7 @@ struct StateFile<Document: JSONDocument>: Sendable {
         }
     }
 
-    private func decode(_ bytes: SecretBytes) throws(VaultError) -> Document {
+    private func decode(_ bytes: [UInt8]) throws(VaultError) -> Document {
         guard let doc = try? bytes.withUnsafeBytes({ (raw) throws(JSONError) in try Document(jsonBytes: raw) }) else {
             throw .configuration(path: path, detail: "it is damaged; remove it (vaultctl starts it afresh)")
         }

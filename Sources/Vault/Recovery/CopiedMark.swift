@@ -51,10 +51,10 @@ public struct CopiedMark: Sendable {
 
     /// Whether the mark was made for exactly `code`.
     public func matches(_ code: SecretBytes) throws(VaultError) -> Bool {
-        let bytes: SecretBytes?
+        let bytes: [UInt8]?
         do {
             guard try SecureFile.privateFolderExists(folder) else { return false }
-            bytes = try SecureFile.read(path, maximumCount: 4096)
+            bytes = try SecureFile.readPublic(path, maximumCount: 4096)
         } catch {
             throw .slot(error)
         }
