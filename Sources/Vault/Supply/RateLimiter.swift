@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Slots
 
 /// Failed attempts shared by every vaultctl process of this user: `failures` within `windowSeconds` block
 /// every gated command for `blockSeconds`. The state is `<state>/ratelimit.json`, updated under `flock`.
@@ -11,6 +12,7 @@ import Glibc
 /// password over counts as a failure.
 public struct RateLimiter: Sendable {
     let file: StateFile<Document>
+    let markers: AttemptMarkers
     public let policy: RateLimitPolicy
     let clock: any Clock
     /// Whether a process is still running (injectable for tests).
@@ -19,6 +21,7 @@ public struct RateLimiter: Sendable {
     public init(stateFolder: String, policy: RateLimitPolicy, clock: any Clock = SystemClock(),
                 isAlive: @escaping @Sendable (Int32) -> Bool = { kill($0, 0) == 0 || errno != ESRCH }) {
         file = StateFile(folder: stateFolder, name: "ratelimit.json", empty: Document())
+        markers = AttemptMarkers(folder: "\(stateFolder)/attempts")
         self.policy = policy
         self.clock = clock
         self.isAlive = isAlive
@@ -41,31 +44,32 @@ public struct RateLimiter: Sendable {
     public func recordFailure() throws(VaultError) -> Double? {
         // "now" is read under the lock: read before it, a later failure another process recorded while this
         // one waited would look like it came from the future and be dropped.
-        try file.update { doc in
+        let outcome: Result<Double?, SlotError> = try file.update(durable: Self.mustSurvivePowerCut) { doc in
             let now = clock.now()
-            settle(&doc, now: now)
-            return fail(&doc, now: now)
+            do throws(SlotError) { try settle(&doc, now: now) } catch { return .failure(error) }
+            return .success(fail(&doc, now: now))
         }
+        do { return try outcome.get() } catch { throw .slot(error) }
     }
 
     /// Takes a place for an attempt about to prompt: throws `.blocked` while blocked, or while recent
     /// failures plus attempts in progress already reach the limit.
     public func beginAttempt(pid: Int32 = getpid()) throws(VaultError) {
         let limit = policy.failures
-        let refusal: VaultError? = try file.update { doc in
+        let refusal: VaultError? = try file.update(durable: Self.mustSurvivePowerCut) { doc in
             let now = clock.now()
-            settle(&doc, now: now)
+            let inFlight: Int
+            do throws(SlotError) { inFlight = try settle(&doc, now: now) } catch { return .slot(error) }
             if let until = doc.blockedUntil, until > now { return .blocked(until: until, now: now) }
-            let inFlight = doc.pending ?? []
-            if doc.failures.count + inFlight.count >= limit {
-                if inFlight.isEmpty {
+            if doc.failures.count + inFlight >= limit {
+                if inFlight == 0 {
                     // Only recent failures (fewer than a block's worth) and none in progress cannot reach here;
                     // kept for safety: wait for the oldest to leave the window.
                     return .blocked(until: (doc.failures.min() ?? now) + Double(policy.windowSeconds), now: now)
                 }
                 return .busy(retryAfter: 1)
             }
-            doc.pending = inFlight + [Pending(pid: pid, time: now)]
+            do throws(SlotError) { try markers.create(pid) } catch { return .slot(error) }
             return nil
         }
         if let refusal { throw refusal }
@@ -73,39 +77,65 @@ public struct RateLimiter: Sendable {
 
     /// Notes that the attempt in progress has handed its password over.
     public func markAnswered(pid: Int32 = getpid()) throws(VaultError) {
-        try file.update { doc in
-            if let i = doc.pending?.firstIndex(where: { $0.pid == pid }) { doc.pending?[i].answered = true }
-        }
+        do { try markers.markAnswered(pid) } catch { throw .slot(error) }
     }
 
     /// Gives the place back; a failed attempt counts. Returns the end of a block this failure started.
     @discardableResult
     public func endAttempt(failed: Bool, pid: Int32 = getpid()) throws(VaultError) -> Double? {
-        try file.update { doc in
-            let now = clock.now()
-            if let i = doc.pending?.firstIndex(where: { $0.pid == pid }) { doc.pending?.remove(at: i) }
-            if doc.pending?.isEmpty == true { doc.pending = nil }
-            settle(&doc, now: now)
-            return failed ? fail(&doc, now: now) : nil
+        guard failed else {
+            do { try markers.remove(pid) } catch { throw .slot(error) }
+            return nil
         }
+        // The failure is counted and the place given back under one lock, so a kill between the two cannot
+        // count it twice.
+        let outcome: Result<Double?, SlotError> = try file.update(durable: Self.mustSurvivePowerCut) { doc in
+            let now = clock.now()
+            do throws(SlotError) {
+                try markers.remove(pid)
+                try settle(&doc, now: now)
+            } catch { return .failure(error) }
+            return .success(fail(&doc, now: now))
+        }
+        do { return try outcome.get() } catch { throw .slot(error) }
     }
 
-    /// Drops failures outside the window and ends an expired block. A pending place whose process is gone
-    /// becomes a failure if its password had been handed over (killing a slow answer must not hide a wrong
-    /// guess); one abandoned at the prompt (Ctrl-C) is dropped.
-    private func settle(_ doc: inout Document, now: Double) {
+    /// Whether a change must reach the disk before the command goes on: failures and blocks must. Places
+    /// of attempts in progress need not: a power cut ends those processes too, and the guess one of them
+    /// might lose is one per power cut.
+    static func mustSurvivePowerCut(_ before: Document, _ after: Document) -> Bool {
+        before.failures != after.failures || before.blockedUntil != after.blockedUntil
+    }
+
+    /// Drops failures outside the window and ends an expired block; returns how many attempts are in
+    /// progress. A place whose process is gone becomes a failure if its password had been handed over
+    /// (killing a slow answer must not hide a wrong guess); one abandoned at the prompt (Ctrl-C) is dropped.
+    /// Places are the markers, and the `pending` list that vaultctl versions before them wrote.
+    @discardableResult
+    private func settle(_ doc: inout Document, now: Double) throws(SlotError) -> Int {
         if let until = doc.blockedUntil, until <= now { doc.blockedUntil = nil }
+        var inFlight = 0
         if let pending = doc.pending {
             let gone = pending.filter { !isAlive($0.pid) }
             doc.pending = pending.filter { isAlive($0.pid) }
             if doc.pending?.isEmpty == true { doc.pending = nil }
             for p in gone where p.answered == true { doc.failures.append(p.time) }
+            inFlight += doc.pending?.count ?? 0
+        }
+        for marker in try markers.all() {
+            if isAlive(marker.pid) {
+                inFlight += 1
+            } else {
+                try markers.remove(marker.pid)
+                if marker.answered { doc.failures.append(now) }
+            }
         }
         doc.failures = doc.failures.filter { now - $0 < Double(policy.windowSeconds) && $0 <= now }
         if doc.failures.count >= policy.failures && doc.blockedUntil == nil {
             doc.failures = []
             doc.blockedUntil = now + Double(policy.blockSeconds)
         }
+        return inFlight
     }
 
     private func fail(_ doc: inout Document, now: Double) -> Double? {

@@ -174,4 +174,64 @@ import Slots
         let attributes = try FileManager.default.attributesOfItem(atPath: folder.appending("state/ratelimit.json"))
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
     }
+
+    /// Only failures and blocks are flushed to disk; the places of attempts in progress are not.
+    @Test func onlyFailuresAndBlocksMustSurviveAPowerCut() {
+        typealias Doc = RateLimiter.Document
+        let empty = Doc()
+        var pending = empty
+        pending.pending = [RateLimiter.Pending(pid: 42, time: 1000, answered: nil)]
+        var answered = pending
+        answered.pending?[0].answered = true
+        var failed = empty
+        failed.failures = [1000]
+        var blocked = empty
+        blocked.blockedUntil = 1300
+        #expect(!RateLimiter.mustSurvivePowerCut(empty, pending))
+        #expect(!RateLimiter.mustSurvivePowerCut(pending, answered))
+        #expect(!RateLimiter.mustSurvivePowerCut(answered, empty))
+        #expect(RateLimiter.mustSurvivePowerCut(answered, failed))
+        #expect(RateLimiter.mustSurvivePowerCut(failed, blocked))
+        #expect(RateLimiter.mustSurvivePowerCut(failed, empty), "failures leaving the window are written for good too")
+    }
+
+    /// Taking and giving back a place rewrites no shared file: a successful attempt leaves `ratelimit.json`
+    /// as it was (the same inode, not replaced), and its marker is gone afterwards.
+    @Test func aSuccessfulAttemptRewritesNoStateFile() throws {
+        let limiter = limiter()
+        try limiter.recordFailure()
+        let path = folder.appending("state/ratelimit.json")
+        var before = stat()
+        #expect(stat(path, &before) == 0)
+        try limiter.beginAttempt(pid: 4242)
+        #expect(FileManager.default.fileExists(atPath: folder.appending("state/attempts/4242")))
+        try limiter.markAnswered(pid: 4242)
+        try limiter.endAttempt(failed: false, pid: 4242)
+        var after = stat()
+        #expect(stat(path, &after) == 0)
+        #expect(after.st_ino == before.st_ino, "ratelimit.json was replaced")
+        #expect(!FileManager.default.fileExists(atPath: folder.appending("state/attempts/4242")))
+    }
+
+    /// The markers live in a private folder, as private files.
+    @Test func attemptMarkersArePrivate() throws {
+        try limiter().beginAttempt(pid: 4242)
+        let folderMode = try FileManager.default.attributesOfItem(atPath: folder.appending("state/attempts"))[.posixPermissions] as? Int
+        let fileMode = try FileManager.default.attributesOfItem(atPath: folder.appending("state/attempts/4242"))[.posixPermissions] as? Int
+        #expect(folderMode == 0o700 && fileMode == 0o600)
+    }
+
+    /// The `pending` list that versions before the markers wrote is still honoured: an answered place of a
+    /// process that is gone counts as a failure.
+    @Test func aPendingListFromAnEarlierVersionStillCounts() throws {
+        try FileManager.default.createDirectory(atPath: folder.appending("state"), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let now = clock.now()
+        let text = #"{"failures":[],"pending":[{"answered":true,"pid":999999,"time":\#(now)}],"version":1}"#
+        #expect(FileManager.default.createFile(atPath: folder.appending("state/ratelimit.json"), contents: Data(text.utf8),
+                                               attributes: [.posixPermissions: 0o600]))
+        let limiter = RateLimiter(stateFolder: folder.appending("state"), policy: RateLimitPolicy(failures: 2, windowSeconds: 300, blockSeconds: 300),
+                                  clock: clock, isAlive: { $0 != 999_999 })
+        #expect(try limiter.recordFailure() != nil, "the earlier version's answered place and this failure make two")
+    }
 }
