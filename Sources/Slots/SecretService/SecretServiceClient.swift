@@ -97,9 +97,20 @@ final class SecretServiceClient {
     private static func connect(deadline: Deadline) throws(Failure) -> SecretServiceClient {
         let bus: DBusConnection
         do { bus = try DBusConnection.open(BusAddress.session(), deadline: deadline) } catch { throw .bus(error) }
-        let alias = try values(bus.callOrFail(.call(destination, servicePath, serviceInterface, "ReadAlias", [.string("default")]),
-                                             deadline: deadline))
-        guard let path = alias.first?.objectPath else { throw .bus(.protocolError("the provider answered ReadAlias with something else")) }
+        func readAlias() throws(Failure) -> String {
+            let alias = try values(bus.callOrFail(.call(destination, servicePath, serviceInterface, "ReadAlias", [.string("default")]),
+                                                 deadline: deadline))
+            guard let path = alias.first?.objectPath else { throw .bus(.protocolError("the provider answered ReadAlias with something else")) }
+            return path
+        }
+        // gnome-keyring registers a new client from an idle callback, and a first call that it handles before
+        // that callback runs finds no collection ("/", with a CRITICAL in its log). Rare, and only for the
+        // first call of a connection: asking again a moment later tells it from "no default collection".
+        var path = try readAlias()
+        for pause in [10_000, 40_000] as [UInt32] where path == "/" && deadline.remainingMilliseconds > 100 {
+            usleep(pause)
+            path = try readAlias()
+        }
         guard path != "/" else {
             throw .slot(.serviceUnavailable("the provider has no default collection (create or choose a default keyring, for example in Seahorse)"))
         }
