@@ -78,10 +78,13 @@ extension Sandbox {
     }
 
     /// Whether a run failed only because pam_wrapper lost a race: with several processes starting PAM at once,
-    /// one may remove another's `/tmp/pam.X` folder as stale, and that process's `pam_start` fails. That is the
-    /// test PAM stack, not vaultctl; nothing was asked or counted yet (the conversation never started).
+    /// one may remove another's `/tmp/pam.X` folder as stale, and that process's `pam_start` fails, or its
+    /// copy of the `vaultctl` service is gone and libpam falls back to the test `other` service (whose passdb
+    /// does not exist: "cannot retrieve authentication info"). That is the test PAM stack, not vaultctl;
+    /// nothing was asked or counted yet (the conversation never started).
     static func isPAMWrapperRace(_ r: ProcessResult) -> Bool {
-        r.status == 78 && r.stderr.contains("PAM could not start")
+        r.status == 78 && (r.stderr.contains("PAM could not start")
+                           || r.stderr.contains("PAM failed for service 'vaultctl': Authentication service cannot retrieve authentication info"))
     }
 
     /// Runs `body` again (at most 4 times in all, a moment apart) while it fails with a pam_wrapper race.
