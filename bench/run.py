@@ -253,6 +253,42 @@ class Bench:
             self.notes.append("peak RSS not measured: GNU time (/usr/bin/time, Debian package `time`) is missing")
         self.runner = Runner(w, self.time_bin)
         self.setup_peers()
+        self.startup_probes = self.build_startup_probes()
+
+    # The issue asks which imports and linking a Swift command should start with; these programs answer it in
+    # the same run: one line of output each, with Glibc alone, with FoundationEssentials or Foundation
+    # (one JSONDecoder call, so the module is really linked), statically and dynamically linked stdlib.
+    STARTUP_PROBES = [
+        ("glibc-static", "Swift start-up: Glibc only, --static-stdlib", "import Glibc\nputs(\"ok\")\n", ["-static-stdlib"]),
+        ("glibc-shared", "Swift start-up: Glibc only, shared stdlib", "import Glibc\nputs(\"ok\")\n", []),
+        ("fe-static", "Swift start-up: FoundationEssentials, --static-stdlib",
+         "import FoundationEssentials\nlet v = try? JSONDecoder().decode([Int].self, from: Data(\"[1]\".utf8))\nprint(v == nil ? \"no\" : \"ok\")\n",
+         ["-static-stdlib"]),
+        ("foundation-static", "Swift start-up: Foundation, --static-stdlib",
+         "import Foundation\nlet v = try? JSONDecoder().decode([Int].self, from: Data(\"[1]\".utf8))\nprint(v == nil ? \"no\" : \"ok\")\n",
+         ["-static-stdlib"]),
+    ]
+
+    def build_startup_probes(self) -> list[tuple[str, str, str]]:
+        """(key, label, binary) of each probe that built; none in smoke mode or without swiftc."""
+        swiftc = shutil.which("swiftc")
+        if self.args.smoke or self.args.no_startup or not swiftc:
+            if not self.args.smoke and not self.args.no_startup:
+                self.notes.append("start-up probes not built: no swiftc on PATH")
+            return []
+        os.makedirs(f"{self.work}/probes", mode=0o700)
+        built = []
+        for key, label, source, flags in self.STARTUP_PROBES:
+            src, out = f"{self.work}/probes/{key}.swift", f"{self.work}/probes/{key}"
+            with open(src, "w") as f:
+                f.write(source)
+            log(f"building start-up probe {key}")
+            p = subprocess.run([swiftc, "-O", *flags, src, "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            if p.returncode != 0 or subprocess.run([out], stdout=subprocess.PIPE).stdout.strip() != b"ok":
+                self.notes.append(f"start-up probe {key} did not build or run: {p.stderr.decode(errors='replace').strip()[-200:]}")
+                continue
+            built.append((key, label, out))
+        return built
 
     def secret_service_script(self) -> str:
         """scripts/secret-service.sh, with a session bus's reply limit when it does not set one itself.
@@ -405,6 +441,7 @@ class Bench:
                 stdin=b"bench-secret-tool-store-value", group="peer"),
             Cmd("st-search", "`secret-tool search --all` (every vaultctl item, secrets loaded)", ["secret-tool", "search", "--all", "xdg:schema", SCHEMA], e, group="peer"),
         ]
+        cmds += [Cmd(f"probe-{key}", label, [binary], e, group="startup") for key, label, binary in self.startup_probes]
         if self.peers.get("systemd-creds") and self.peers["systemd-creds"].ok:
             ce = self.creds_env
             cmds += [
@@ -588,7 +625,7 @@ def report(b: Bench, results: dict[int, list[Cmd]], started: float, elapsed: flo
         rows = ["", f"### {size} slots per backend ({size} device + {size} sync items)", "",
                 "| command | median ms | ratio to `secret-tool lookup` | peak RSS MiB | target |",
                 "| --- | ---: | ---: | ---: | --- |"]
-        order = {"vaultctl": 0, "floor": 1, "peer": 2}
+        order = {"vaultctl": 0, "floor": 1, "startup": 2, "peer": 3}
         for c in sorted(cmds, key=lambda c: order[c.group]):
             cell, res = target_cell(c, by_key, size, sizes)
             for what, ok, measured in res:
@@ -627,6 +664,11 @@ def report(b: Bench, results: dict[int, list[Cmd]], started: float, elapsed: flo
         "the floor of this method.",
         "- A gated read runs `VAULT_ASKPASS`, a two-line `/bin/sh` script; its fork+exec is part of the read and "
         "is shown alone as \"askpass script alone\". `vaultctl help` is the binary's start-up floor.",
+        "- \"Swift start-up\" rows are one-line programs built in this run with `swiftc -O` (Glibc alone; "
+        "FoundationEssentials or Foundation with one `JSONDecoder` call; static or shared stdlib): what each "
+        "choice of imports and linking costs before a command does anything. vaultctl imports no Foundation, "
+        "links the stdlib and libstdc++ statically (`make release`), and speaks D-Bus itself instead of loading "
+        "libsecret's GLib stack.",
         "- vaultctl: `read`/`status` of one slot; `list` names every slot of both backends; `store` replaces one "
         "existing slot (the slot count stays the same). Non-gated commands run without pam_wrapper.",
         "- `secret-tool lookup`/`store` use vaultctl's own schema and attributes (the store replaces one existing "
@@ -671,6 +713,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", help="markdown file to write (default docs/benchmarks.md; smoke: none)")
     ap.add_argument("--no-install", action="store_true", help="never apt-get install a missing peer")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    ap.add_argument("--no-startup", action="store_true", help="do not build and time the Swift start-up probes")
     args = ap.parse_args(argv)
     if args.rounds is None:
         args.rounds = 3 if args.smoke else 30
