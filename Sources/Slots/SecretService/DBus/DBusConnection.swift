@@ -13,6 +13,8 @@ final class DBusConnection {
     private let fd: Int32
     private var inbox: [UInt8] = []
     private var inboxStart = 0
+    /// What one `recv` reads into, allocated once.
+    private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
     private var lastSerial: UInt32 = 0
     /// Whether the "OK" line of the authentication has been read.
     private var authenticated = false
@@ -177,7 +179,6 @@ final class DBusConnection {
             inbox.removeFirst(inboxStart)
             inboxStart = 0
         }
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
             if n > 0 {
@@ -209,7 +210,15 @@ final class DBusConnection {
         }
         while true {
             if let length = try DBusMessage.length(ofMessageIn: inbox[inboxStart...]), inbox.count - inboxStart >= length {
-                let raw = Array(inbox[inboxStart..<(inboxStart + length)])
+                // A copy of exactly the message: an Array made from a slice that spans the whole inbox shares its
+                // (64 KiB) storage, and list keeps a reply per item (1000 items held 64 MiB that way).
+                let start = inboxStart
+                let raw = [UInt8](unsafeUninitializedCapacity: length) { out, count in
+                    inbox.withUnsafeBufferPointer { src in
+                        _ = out.initialize(from: src[start..<(start + length)])
+                    }
+                    count = length
+                }
                 inboxStart += length
                 return try DBusMessage.parse(raw)
             }
