@@ -33,6 +33,8 @@ final class SecretServiceClient {
     let collection: String
     private var session: (path: String, key: SessionKey)?
     private var deadline: Deadline
+    /// The last search's answer (see `recentItems`); forgotten when this process changes anything.
+    private var lastFound: (name: SlotName, items: [Item])?
 
     private init(bus: DBusConnection, collection: String, deadline: Deadline) {
         self.bus = bus
@@ -182,14 +184,16 @@ final class SecretServiceClient {
 
     // MARK: - Operations
 
-    /// The items of slot `name` (every vaultctl item when nil) in the default collection, locked ones
-    /// included. With `openingSession`, the key exchange rides along when there is no session yet.
-    func items(slot name: SlotName?, openingSession: Bool = false) throws(Failure) -> [Item] {
-        let attributes = DBusValue.stringDictionary(name.map(SecretServiceSlot.attributes)
-                                                    ?? [("xdg:schema", SecretServiceSlot.schemaName)])
-        var calls = [Self.method(collection, Self.collectionInterface, "SearchItems", [attributes]),
-                     // Every collection's matches, split into unlocked and locked: the lock state in the same trip.
-                     Self.method(Self.servicePath, Self.serviceInterface, "SearchItems", [attributes])]
+    /// The items of slot `name` in the default collection, locked ones included. With `openingSession`, the
+    /// key exchange rides along when there is no session yet.
+    ///
+    /// Lock state is the collection's (`Locked`, asked in the same trip): providers lock whole collections
+    /// (gnome-keyring, KeePassXC), and a search of every collection for per-item state cost a second scan of
+    /// all items in gnome-keyring.
+    func items(slot name: SlotName, openingSession: Bool = false) throws(Failure) -> [Item] {
+        var calls = [Self.method(collection, Self.collectionInterface, "SearchItems",
+                                 [DBusValue.stringDictionary(SecretServiceSlot.attributes(name))]),
+                     Self.getProperty(collection, Self.collectionInterface, "Locked")]
         let exchange = openingSession && session == nil ? SessionKeyExchange() : nil
         if let exchange {
             calls.append(Self.method(Self.servicePath, Self.serviceInterface, "OpenSession",
@@ -197,14 +201,20 @@ final class SecretServiceClient {
         }
         let replies = try callAll(calls)
         guard let paths = try Self.values(replies[0]).first?.objectPaths else { throw .bus(.protocolError("the provider answered SearchItems with something else")) }
-        let split = try Self.values(replies[1])
-        guard split.count == 2, let unlocked = split[0].objectPaths, let locked = split[1].objectPaths else {
-            throw .bus(.protocolError("the provider answered SearchItems with something else"))
+        guard let locked = try Self.values(replies[1]).first?.unwrapped.bool else {
+            throw .bus(.protocolError("the provider's collection has no Locked property"))
         }
         if let exchange { try finishSession(replies[2], exchange) }
-        // An item in neither list was deleted between the two searches: it is not there.
-        let (open, closed) = (Set(unlocked), Set(locked))
-        return paths.compactMap { open.contains($0) ? Item(path: $0, locked: false) : closed.contains($0) ? Item(path: $0, locked: true) : nil }
+        let found = paths.map { Item(path: $0, locked: locked) }
+        lastFound = (name, found)
+        return found
+    }
+
+    /// What the last `items(slot:)` of this process found for `name`, or a new search: for words about a
+    /// place (status asks where a value is right after asking whether it is there), never for a decision.
+    func recentItems(slot name: SlotName) throws(Failure) -> [Item] {
+        if let lastFound, lastFound.name == name { return lastFound.items }
+        return try items(slot: name)
     }
 
     /// The most recently modified item, when another program stored more than one.
@@ -267,6 +277,7 @@ final class SecretServiceClient {
 
     /// Stores `secret` as an item with `attributes`, replacing the item that has exactly those.
     func store(_ secret: SecretBytes, attributes: [(String, String)], label: String) throws(Failure) {
+        lastFound = nil
         var calls = [Self.getProperty(collection, Self.collectionInterface, "Locked")]
         let exchange = session == nil ? SessionKeyExchange() : nil
         if let exchange {
@@ -298,6 +309,7 @@ final class SecretServiceClient {
 
     /// Deletes the items at `paths` (one trip for all of them). One already gone counts as deleted.
     func delete(_ paths: [String]) throws(Failure) {
+        lastFound = nil
         guard !paths.isEmpty else { return }
         for reply in try callAll(paths.map { Self.method($0, Self.itemInterface, "Delete") }) {
             let v: [DBusValue]
@@ -313,7 +325,11 @@ final class SecretServiceClient {
 
     /// The `slot` attribute of every vaultctl item in the default collection (locked ones too).
     func slotNames() throws(Failure) -> [String] {
-        let paths = try items(slot: nil).map(\.path)
+        // Lock states are not needed here: the collection's own search alone (locked items are in it too).
+        guard let paths = try call(Self.method(collection, Self.collectionInterface, "SearchItems",
+                                               [.stringDictionary([("xdg:schema", SecretServiceSlot.schemaName)])])).first?.objectPaths else {
+            throw .bus(.protocolError("the provider answered SearchItems with something else"))
+        }
         var names: [String] = []
         for reply in try callAll(paths.map { Self.getProperty($0, Self.itemInterface, "Attributes") }) {
             let v: [DBusValue]

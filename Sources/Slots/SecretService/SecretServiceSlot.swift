@@ -42,7 +42,7 @@ public struct SecretServiceSlot: Slot {
     /// The label of the collection holding the item, and the item's own label.
     public func place(of name: SlotName) -> String? {
         try? run("describing slot '\(name)'") { (c) throws(SecretServiceClient.Failure) -> String? in
-            guard let item = try c.newest(c.items(slot: name)) else { return nil }
+            guard let item = try c.newest(c.recentItems(slot: name)) else { return nil }
             let (collection, label) = try c.labels(item: item.path)
             return "the Secret Service collection '\(collection ?? "default")' as item '\(label ?? SecretServiceSlot.label(for: name))'"
         }
