@@ -38,8 +38,17 @@ struct JSONParser {
         self.maximumDepth = maximumDepth
     }
 
-    private mutating func document() throws(JSONError) -> JSONValue {
+    /// A parser for `values(at:in:)` (JSONLookup.swift).
+    init(lookingIn bytes: UnsafeRawBufferPointer, maximumDepth: Int) {
+        self.init(bytes: bytes, maximumDepth: maximumDepth)
+    }
+
+    private mutating func skipByteOrderMark() {
         if bytes.starts(with: [0xef, 0xbb, 0xbf]) { i = 3 }
+    }
+
+    private mutating func document() throws(JSONError) -> JSONValue {
+        skipByteOrderMark()
         skipWhitespace()
         let value = try value(depth: 0)
         skipWhitespace()
@@ -178,6 +187,25 @@ struct JSONParser {
     ///
     /// A value that is not a valid string is `unreadableValue` at its path; a key, a `syntax` error.
     private mutating func string(isKey: Bool) throws(JSONError) -> String {
+        let token = try stringBytes(isKey: isKey)
+        if let decoded = token.decoded { return String(decoding: decoded, as: UTF8.self) }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[token.raw]), as: UTF8.self)
+    }
+
+    /// A string of the text, checked: its bytes between the quotes, and the same decoded when it had escapes.
+    struct StringToken {
+        let raw: Range<Int>
+        let decoded: [UInt8]?
+
+        func equals(_ other: [UInt8], in bytes: UnsafeRawBufferPointer) -> Bool {
+            if let decoded { return decoded == other }
+            return UnsafeRawBufferPointer(rebasing: bytes[raw]).elementsEqual(other)
+        }
+    }
+
+    /// The string starting at the quote at `i`, its escapes decoded and all of it checked to be valid UTF-8
+    /// (so `String(decoding:)` of it changes nothing). Nothing is copied for a string without escapes.
+    private mutating func stringBytes(isKey: Bool) throws(JSONError) -> StringToken {
         let start = i
         i += 1  // "
         var decoded: [UInt8] = []
@@ -202,21 +230,37 @@ struct JSONParser {
                 i += 1
             }
         }
-        let text: String?
-        if invalid {
-            text = nil
-        } else if decoded.isEmpty {
-            text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[run..<i]), as: UTF8.self)
-        } else {
-            decoded += UnsafeRawBufferPointer(rebasing: bytes[run..<i])
-            text = String(validating: decoded, as: UTF8.self)
+        var token: StringToken?
+        if !invalid {
+            if decoded.isEmpty {
+                let raw = (start + 1)..<i
+                if Self.isValidUTF8(UnsafeRawBufferPointer(rebasing: bytes[raw])) { token = StringToken(raw: raw, decoded: nil) }
+            } else {
+                decoded += UnsafeRawBufferPointer(rebasing: bytes[run..<i])
+                if Self.isValidUTF8(decoded) { token = StringToken(raw: (start + 1)..<i, decoded: decoded) }
+            }
         }
-        guard let text else {
+        guard let token else {
             if isKey { throw .syntax(line: line(at: start), expected: "a key that is a valid string") }
             throw .unreadableValue(JSONPath(path))
         }
         i += 1  // "
-        return text
+        return token
+    }
+
+    /// Whether `bytes` are well-formed UTF-8 (the rules `String(validating:)` applies: no overlong forms, no
+    /// surrogates, nothing past U+10FFFF). ASCII, the usual case, is checked a byte at a time.
+    static func isValidUTF8<C: Collection>(_ bytes: C) -> Bool where C.Element == UInt8 {
+        if bytes.allSatisfy({ $0 < 0x80 }) { return true }
+        var iterator = bytes.makeIterator()
+        var parser = Unicode.UTF8.ForwardParser()
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
     }
 
     /// Decodes the escape at `i` (a backslash) into `out` as UTF-8; false when it is not a valid one.
@@ -266,6 +310,103 @@ struct JSONParser {
             i += 1
         }
         return value
+    }
+
+    // MARK: Looking up members (JSONLookup.swift)
+
+    mutating func lookupDocument(_ paths: [[[UInt8]]]) throws(JSONError) -> [JSONValue?] {
+        skipByteOrderMark()
+        skipWhitespace()
+        var found = [JSONValue?](repeating: nil, count: paths.count)
+        try lookup(paths, Array(paths.indices), level: 0, depth: 0, into: &found)
+        skipWhitespace()
+        guard i == bytes.count else { throw syntax("the end of the text") }
+        return found
+    }
+
+    /// Reads the value at `i` for the paths in `active`, which agree up to `level`: built whole for those that
+    /// end here, walked into for those that go on, skipped (but checked) otherwise.
+    private mutating func lookup(_ paths: [[[UInt8]]], _ active: [Int], level: Int, depth: Int,
+                                 into found: inout [JSONValue?]) throws(JSONError) {
+        if active.contains(where: { paths[$0].count == level }) {
+            let value = try value(depth: depth)
+            for k in active { found[k] = value.member(at: paths[k][level...]) }
+            return
+        }
+        guard !active.isEmpty, peek(UInt8(ascii: "{")) else { return try skipValue(depth: depth) }
+        guard depth + 1 <= maximumDepth else { throw .tooDeep(limit: maximumDepth) }
+        i += 1  // {
+        skipWhitespace()
+        if peek(UInt8(ascii: "}")) {
+            i += 1
+            return
+        }
+        var seen: [[UInt8]] = []
+        while true {
+            guard peek(UInt8(ascii: "\"")) else { throw syntax("a key in quotes") }
+            let key = try stringBytes(isKey: true)
+            let matching = active.filter { key.equals(paths[$0][level], in: bytes) }
+            skipWhitespace()
+            guard peek(UInt8(ascii: ":")) else { throw syntax("':' after the key") }
+            i += 1
+            skipWhitespace()
+            if matching.isEmpty {
+                try skipValue(depth: depth + 1)
+            } else {
+                let name = paths[matching[0]][level]
+                path.append(.key(String(decoding: name, as: UTF8.self)))
+                guard !seen.contains(name) else { throw .duplicateKey(JSONPath(path)) }
+                seen.append(name)
+                try lookup(paths, matching, level: level + 1, depth: depth + 1, into: &found)
+                path.removeLast()
+            }
+            skipWhitespace()
+            guard i < bytes.count else { throw syntax("',' or '}'") }
+            if bytes[i] == UInt8(ascii: "}") {
+                i += 1
+                return
+            }
+            guard bytes[i] == UInt8(ascii: ",") else { throw syntax("',' or '}'") }
+            try comma()
+        }
+    }
+
+    /// Steps over the value at `i`, checking it as `value(depth:)` does, building nothing.
+    private mutating func skipValue(depth: Int) throws(JSONError) {
+        guard i < bytes.count else { throw syntax("a value") }
+        switch bytes[i] {
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            let closing = bytes[i] == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            let isObject = closing == UInt8(ascii: "}")
+            guard depth + 1 <= maximumDepth else { throw .tooDeep(limit: maximumDepth) }
+            i += 1
+            skipWhitespace()
+            if peek(closing) {
+                i += 1
+                return
+            }
+            while true {
+                if isObject {
+                    guard peek(UInt8(ascii: "\"")) else { throw syntax("a key in quotes") }
+                    _ = try stringBytes(isKey: true)
+                    skipWhitespace()
+                    guard peek(UInt8(ascii: ":")) else { throw syntax("':' after the key") }
+                    i += 1
+                    skipWhitespace()
+                }
+                try skipValue(depth: depth + 1)
+                skipWhitespace()
+                guard i < bytes.count else { throw syntax(isObject ? "',' or '}'" : "',' or ']'") }
+                if bytes[i] == closing {
+                    i += 1
+                    return
+                }
+                guard bytes[i] == UInt8(ascii: ",") else { throw syntax(isObject ? "',' or '}'" : "',' or ']'") }
+                try comma()
+            }
+        case UInt8(ascii: "\""): _ = try stringBytes(isKey: false)
+        default: _ = try value(depth: depth)  // a number or a literal: nothing to build worth sparing
+        }
     }
 
     // MARK: Bytes

@@ -55,13 +55,24 @@ public struct ModeRecord: Sendable {
     /// The recorded mode as a hint for finding a value: a record that does not parse is no record (store
     /// and delete report it), but one that others could have written (loose permissions, a symlink) is
     /// refused outright, as every such file is.
+    ///
+    /// Reads and status need one entry of a record that names every slot, so this one is looked up without
+    /// building the document (`JSONParser.values(at:in:)`: the whole text is still checked). It differs from
+    /// `mode(of:)` only on records that are invalid anyway, in ways that do not touch this entry (a duplicate
+    /// or a bad mode under another name): this gives the entry as a hint, `mode(of:)` refuses the record.
     public func hint(for name: SlotName) throws(VaultError) -> SlotMode? {
-        do {
-            return try mode(of: name)
+        let bytes: [UInt8]
+        do throws(SlotError) {
+            guard try SecureFile.privateFolderExists(folder),
+                  let read = try SecureFile.readPublic(path, maximumCount: 4 * 1024 * 1024) else { return nil }
+            bytes = read
         } catch {
-            if case .slot(.unsafePermissions) = error { throw error }
+            if case .unsafePermissions = error { throw .slot(error) }
             return nil
         }
+        guard let found = try? JSONParser.values(at: [["version"], ["slots", name.rawValue]], in: bytes),
+              found[0]?.intValue == 1, let entry = found[1] else { return nil }
+        return entry.stringValue.flatMap(SlotMode.init(rawValue:))
     }
 
     /// The recorded mode of one slot.
