@@ -127,7 +127,10 @@ final class SecretServiceClient {
         case .bus(let e):
             switch e {
             case .noAddress:
-                return .serviceUnavailable("there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
+                if let set = getenv("DBUS_SESSION_BUS_ADDRESS"), set.pointee != 0 {
+                    return .serviceUnavailable("DBUS_SESSION_BUS_ADDRESS names no bus vaultctl can reach (it speaks unix:path= and unix:abstract= only)")
+                }
+                return .serviceUnavailable("there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus is not there)")
             case .cannotConnect(let why):
                 return .serviceUnavailable("the session bus did not answer (\(why))")
             case .authenticationRejected:
@@ -146,7 +149,9 @@ final class SecretServiceClient {
                 case "org.freedesktop.Secret.Error.IsLocked":
                     return .locked("the collection is locked (while \(what)); unlock your keyring and try again")
                 default:
-                    return .serviceUnavailable("\(message) (while \(what))")
+                    // The provider's own words, kept to one line of printable text.
+                    let line = String(message.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? " " : Character($0) }.prefix(300))
+                    return .serviceUnavailable("\(line) (while \(what))")
                 }
             }
         }
@@ -205,10 +210,15 @@ final class SecretServiceClient {
             throw .bus(.protocolError("the provider's collection has no Locked property"))
         }
         if let exchange { try finishSession(replies[2], exchange) }
+        // gnome-keyring finds items in a locked collection; KeePassXC finds none there. Nothing found in a
+        // locked collection is therefore "could not look", never "empty".
+        if locked && paths.isEmpty { throw .slot(Self.lockedCollection) }
         let found = paths.map { Item(path: $0, locked: locked) }
         lastFound = (name, found)
         return found
     }
+
+    static let lockedCollection = SlotError.locked("the default collection is locked, so vaultctl cannot tell what it holds; unlock your keyring (for example by logging in to the desktop) and try again")
 
     /// What the last `items(slot:)` of this process found for `name`, or a new search: for words about a
     /// place (status asks where a value is right after asking whether it is there), never for a decision.
@@ -285,7 +295,10 @@ final class SecretServiceClient {
                                      [.string(SessionKeyExchange.algorithm), .variant(.bytes(exchange.publicKey))]))
         }
         let replies = try callAll(calls)
-        if try Self.values(replies[0]).first?.unwrapped.bool != false {
+        guard let locked = try Self.values(replies[0]).first?.unwrapped.bool else {
+            throw .bus(.protocolError("the provider's collection has no Locked property"))
+        }
+        if locked {
             throw .slot(.locked("the default collection is locked; unlock your keyring (for example by logging in to the desktop) and try again"))
         }
         if let exchange { try finishSession(replies[1], exchange) }
@@ -325,11 +338,14 @@ final class SecretServiceClient {
 
     /// The `slot` attribute of every vaultctl item in the default collection (locked ones too).
     func slotNames() throws(Failure) -> [String] {
-        // Lock states are not needed here: the collection's own search alone (locked items are in it too).
-        guard let paths = try call(Self.method(collection, Self.collectionInterface, "SearchItems",
-                                               [.stringDictionary([("xdg:schema", SecretServiceSlot.schemaName)])])).first?.objectPaths else {
+        let replies = try callAll([Self.method(collection, Self.collectionInterface, "SearchItems",
+                                               [.stringDictionary([("xdg:schema", SecretServiceSlot.schemaName)])]),
+                                   Self.getProperty(collection, Self.collectionInterface, "Locked")])
+        guard let paths = try Self.values(replies[0]).first?.objectPaths,
+              let locked = try Self.values(replies[1]).first?.unwrapped.bool else {
             throw .bus(.protocolError("the provider answered SearchItems with something else"))
         }
+        if locked && paths.isEmpty { throw .slot(Self.lockedCollection) }
         var names: [String] = []
         for reply in try callAll(paths.map { Self.getProperty($0, Self.itemInterface, "Attributes") }) {
             let v: [DBusValue]
