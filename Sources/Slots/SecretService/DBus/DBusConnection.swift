@@ -75,18 +75,31 @@ final class DBusConnection {
         }
         // A path counts its closing NUL; an abstract name has no closing NUL but a leading one.
         let length = socklen_t(MemoryLayout<sa_family_t>.size + path.count + 1)
-        var rc = withUnsafePointer(to: &sa) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, length) }
+        // On a Unix socket, EAGAIN means the listener's backlog is full (not "in progress"): try again
+        // until the deadline.
+        var rc: Int32
+        while true {
+            rc = withUnsafePointer(to: &sa) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, length) }
+            }
+            if rc == 0 || (errno != EAGAIN && errno != EINTR) { break }
+            if deadline.remainingMilliseconds == 0 {
+                errno = ETIMEDOUT
+                break
+            }
+            usleep(1000)
         }
-        if rc != 0 && (errno == EINPROGRESS || errno == EAGAIN) {
+        if rc != 0 && errno == EINPROGRESS {
             var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            rc = poll(&p, 1, deadline.remainingMilliseconds) == 1 ? 0 : -1
-            if rc == 0 {
+            var ready: Int32
+            repeat { ready = poll(&p, 1, deadline.remainingMilliseconds) } while ready < 0 && errno == EINTR
+            if ready == 1 {
                 var err: Int32 = 0
                 var len = socklen_t(MemoryLayout<Int32>.size)
                 getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len)
-                if err != 0 { errno = err; rc = -1 }
-            } else if errno == 0 || errno == EINPROGRESS || errno == EAGAIN {
+                rc = err == 0 ? 0 : -1
+                if err != 0 { errno = err }
+            } else {
                 errno = ETIMEDOUT
             }
         }
@@ -209,6 +222,11 @@ final class DBusConnection {
             try fill(deadline: deadline)
         }
         while true {
+            if let length = try DBusMessage.length(ofMessageIn: inbox[inboxStart...]), inbox.count - inboxStart >= length,
+               DBusMessage.Kind(rawValue: inbox[inboxStart + 1]) == nil {
+                inboxStart += length  // a message type this client does not know: the specification says to ignore it
+                continue
+            }
             if let length = try DBusMessage.length(ofMessageIn: inbox[inboxStart...]), inbox.count - inboxStart >= length {
                 // A copy of exactly the message: an Array made from a slice that spans the whole inbox shares its
                 // (64 KiB) storage, and list keeps a reply per item (1000 items held 64 MiB that way).

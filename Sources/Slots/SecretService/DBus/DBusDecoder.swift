@@ -83,8 +83,8 @@ struct DBusDecoder {
             return .boolean(v == 1)
         case UInt8(ascii: "i"): return fixed(Int32.self).map(DBusValue.int32)
         case UInt8(ascii: "u"), UInt8(ascii: "h"): return fixed(UInt32.self).map(DBusValue.uint32)
-        case UInt8(ascii: "n"): return fixed(Int16.self).map { .int32(Int32($0)) }
-        case UInt8(ascii: "q"): return fixed(UInt16.self).map { .uint32(UInt32($0)) }
+        case UInt8(ascii: "n"): return fixed(Int16.self).map(DBusValue.int16)
+        case UInt8(ascii: "q"): return fixed(UInt16.self).map(DBusValue.uint16)
         case UInt8(ascii: "x"): return fixed(Int64.self).map(DBusValue.int64)
         case UInt8(ascii: "t"): return fixed(UInt64.self).map(DBusValue.uint64)
         case UInt8(ascii: "d"): return fixed(UInt64.self).map { .double(Double(bitPattern: $0)) }

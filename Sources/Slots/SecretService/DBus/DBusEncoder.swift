@@ -27,6 +27,8 @@ struct DBusEncoder {
         switch value {
         case .byte(let v): bytes.append(v)
         case .boolean(let v): put(UInt32(v ? 1 : 0))
+        case .int16(let v): put(v)
+        case .uint16(let v): put(v)
         case .int32(let v): put(v)
         case .uint32(let v): put(v)
         case .int64(let v): put(v)

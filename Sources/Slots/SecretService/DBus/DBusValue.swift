@@ -6,6 +6,8 @@
 indirect enum DBusValue: Equatable, Sendable {
     case byte(UInt8)
     case boolean(Bool)
+    case int16(Int16)
+    case uint16(UInt16)
     case int32(Int32)
     case uint32(UInt32)
     case int64(Int64)
@@ -27,6 +29,8 @@ indirect enum DBusValue: Equatable, Sendable {
         switch self {
         case .byte: return "y"
         case .boolean: return "b"
+        case .int16: return "n"
+        case .uint16: return "q"
         case .int32: return "i"
         case .uint32: return "u"
         case .int64: return "x"
