@@ -114,8 +114,8 @@ struct ModP1024Tests {
         primePlus(-1),                               // p − 1
         primePlus(0),                                // p
         [UInt8](repeating: 0xff, count: 128),        // 2¹⁰²⁴ − 1 > p
-        [0x00] + primePlus(-2),                      // 129 bytes, even with a leading zero
         [0x01] + [UInt8](repeating: 0, count: 128),  // 2¹⁰²⁴
+        [0x00] + primePlus(0),                       // p with a sign byte
     ])
     func elementsOutsideTwoToPMinusTwoAreRefused(bytes: [UInt8]) {
         #expect(ModP1024.Element(bigEndian: bytes) == nil)
@@ -133,5 +133,7 @@ struct ModP1024Tests {
 
     @Test func leadingZerosDoNotChangeTheElement() {
         #expect(ModP1024.Element(bigEndian: [0, 0, 1, 2]) == ModP1024.Element(bigEndian: [1, 2]))
+        // 129 bytes: a two's-complement writer adds a zero byte when the top bit is set.
+        #expect(ModP1024.Element(bigEndian: [0x00] + Self.primePlus(-2)) == ModP1024.Element(bigEndian: Self.primePlus(-2)))
     }
 }

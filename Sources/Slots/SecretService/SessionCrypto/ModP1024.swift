@@ -33,10 +33,13 @@ enum ModP1024 {
         /// The generator, 2.
         static let generator = Element(bigEndian: [2])!
 
-        /// Parses big-endian unsigned bytes (leading zeros allowed, at most 128 bytes); nil when empty, too
-        /// long, or not in `2…p − 2`. The value is public, so the checks may take data-dependent time.
-        init?(bigEndian bytes: [UInt8]) {
-            guard !bytes.isEmpty, bytes.count <= ModP1024.byteCount else { return nil }
+        /// Parses big-endian unsigned bytes (any number of leading zeros: some services write a sign byte);
+        /// nil when empty, longer than 128 bytes without them, or not in `2…p − 2`. The value is public, so
+        /// the checks may take data-dependent time.
+        init?(bigEndian raw: [UInt8]) {
+            guard !raw.isEmpty else { return nil }
+            let bytes = ModP1024.minimalBigEndian(raw)
+            guard bytes.count <= ModP1024.byteCount else { return nil }
             let y = ModP1024.limbs(bigEndian: bytes)
             var pMinusOne = ModP1024.arithmetic.modulus
             pMinusOne[0] -= 1  // the prime is odd: no borrow

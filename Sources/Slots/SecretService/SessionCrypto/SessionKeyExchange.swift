@@ -21,8 +21,9 @@ final class SessionKeyExchange {
     /// Bytes in the secret exponent.
     static let exponentBytes = 32
 
-    /// `OpenSession`'s input: `2^x mod p`, big-endian, without leading zero bytes (gcrypt's
-    /// `GCRYMPI_FMT_USG`, as libsecret sends it).
+    /// `OpenSession`'s input: `2^x mod p`, big-endian, left-padded with zeros to 128 bytes. libsecret sends
+    /// the shortest form, which gnome-keyring and KeePassXC read either way; KWallet refuses a key shorter
+    /// than 128 bytes (one in 256 exchanges would fail).
     let publicKey: [UInt8]
 
     /// `x`, 32 big-endian bytes, never zero.
@@ -52,7 +53,7 @@ final class SessionKeyExchange {
     private init(exponent: SecretBytes) {
         secretExponent = exponent
         let full = ModP1024.power(.generator, exponent: exponent)
-        publicKey = ModP1024.minimalBigEndian(full.withUnsafeBytes { Array($0) })  // public
+        publicKey = full.withUnsafeBytes { Array($0) }  // public
     }
 
     /// The session key agreed with a server whose public key is `serverPublicKey` (big-endian, leading
