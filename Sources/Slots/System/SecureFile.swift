@@ -126,12 +126,8 @@ public enum SecureFile {
 
     /// Replaces `path` atomically with `bytes`: a 0600 temp file beside it, fsync, rename, fsync the folder.
     /// With `exclusive`, an existing file is kept and `false` is returned (the new bytes are dropped).
-    /// Without `durable`, both fsyncs are left out: still atomic (a reader or a crash of this process sees
-    /// the old file or the new one), but a power cut may bring the old one back. For bookkeeping whose loss
-    /// in a power cut is harmless (the processes it describes are gone too), it saves two disk flushes.
     @discardableResult
-    public static func write(_ path: String, _ bytes: UnsafeRawBufferPointer, exclusive: Bool = false,
-                             durable: Bool = true) throws(SlotError) -> Bool {
+    public static func write(_ path: String, _ bytes: UnsafeRawBufferPointer, exclusive: Bool = false) throws(SlotError) -> Bool {
         let folder = parent(of: path)
         sweepStaleTemporaries(in: folder)
         let temp = "\(folder)/.tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -152,7 +148,7 @@ public enum SecureFile {
             }
             written += n
         }
-        if durable && fsync(fd) != 0 {
+        if fsync(fd) != 0 {
             let e = errno
             close(fd)
             throw .io(path: temp, errno: e, operation: "fsync")
@@ -169,7 +165,7 @@ public enum SecureFile {
             throw .io(path: path, errno: errno, operation: "rename")
         }
         ok = true
-        if durable { try syncFolder(folder) }
+        try syncFolder(folder)
         return true
     }
 
@@ -199,9 +195,9 @@ public enum SecureFile {
     }
 
     /// `write` for bytes that are not secret (sealed files, records, state).
-    public static func write(_ path: String, _ bytes: [UInt8], durable: Bool = true) throws(SlotError) {
+    public static func write(_ path: String, _ bytes: [UInt8]) throws(SlotError) {
         let result: Result<Bool, SlotError> = bytes.withUnsafeBytes { raw in
-            Result { () throws(SlotError) -> Bool in try write(path, raw, durable: durable) }
+            Result { () throws(SlotError) -> Bool in try write(path, raw) }
         }
         _ = try result.get()
     }

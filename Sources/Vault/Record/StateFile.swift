@@ -24,12 +24,10 @@ struct StateFile<Document: JSONDocument>: Sendable {
         }
     }
 
-    /// Reads, changes and writes the document while holding the lock, so concurrent processes lose nothing.
-    /// An unchanged document is not written again; a changed one is flushed to disk only when `durable` says
-    /// the change must survive a power cut.
+    /// Reads, changes and writes the document while holding the lock, so concurrent processes lose nothing;
+    /// then runs `committed`, still under the lock. An unchanged document is not written again.
     @discardableResult
-    func update<R>(durable: (_ before: Document, _ after: Document) -> Bool = { _, _ in true },
-                   _ change: (inout Document) -> R) throws(VaultError) -> R {
+    func update<R>(_ change: (inout Document) -> R, committed: (R) -> Void = { _ in }) throws(VaultError) -> R {
         do {
             try SecureFile.ensurePrivateFolder(folder)
             let lock = try FileLock(path: "\(folder)/.\(name).lock")
@@ -43,8 +41,8 @@ struct StateFile<Document: JSONDocument>: Sendable {
             let before = doc
             let result = change(&doc)
             let text = JSONWriter.bytes(doc.json)
-            if existed && text == JSONWriter.bytes(before.json) { return result }
-            try SecureFile.write(path, text, durable: durable(before, doc))
+            if !existed || text != JSONWriter.bytes(before.json) { try SecureFile.write(path, text) }
+            committed(result)
             return result
         } catch let e as SlotError {
             throw .slot(e)

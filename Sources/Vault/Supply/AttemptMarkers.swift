@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Slots
 
-/// The places of attempts in progress: one empty file per attempt, `<state>/attempts/<pid>`, created when
+/// The places of attempts in progress: one empty file per attempt, `<state>/attempts/<pid>.<start time>`, created when
 /// the attempt takes its place, holding `answered` once its password was handed to PAM, removed when it ends.
 ///
 /// A marker is created once and never replaced, so taking and giving back a place rewrites no shared file:
@@ -15,46 +15,90 @@ struct AttemptMarkers: Sendable {
     let folder: String
     static let answeredText: [UInt8] = Array("answered\n".utf8)
 
-    func path(_ pid: Int32) -> String { "\(folder)/\(pid)" }
+    /// One place: its process (pid and, when known, the kernel's start time of it, so that a later process
+    /// with the same pid is not taken for it), and whether its password had been handed over.
+    struct Marker: Equatable, Sendable {
+        let pid: Int32
+        let startTime: UInt64?
+        var answered = false
 
-    /// Every marker: its process and whether it had handed its password over. A marker that cannot be read
-    /// safely counts as answered (a place must never be cheaper to abandon than to lose).
-    func all() throws(SlotError) -> [(pid: Int32, answered: Bool)] {
+        var name: String { startTime.map { "\(pid).\($0)" } ?? "\(pid)" }
+
+        /// `PID` or `PID.STARTTIME`; nil for any other name.
+        init?(name: String) {
+            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+            guard (1...2).contains(parts.count), let pid = Int32(parts[0]), pid > 0, String(pid) == parts[0] else { return nil }
+            var start: UInt64?
+            if parts.count == 2 {
+                guard let s = UInt64(parts[1]), String(s) == parts[1] else { return nil }
+                start = s
+            }
+            self.pid = pid
+            self.startTime = start
+        }
+
+        init(pid: Int32, startTime: UInt64?) {
+            self.pid = pid
+            self.startTime = startTime
+        }
+    }
+
+    func path(_ marker: Marker) -> String { "\(folder)/\(marker.name)" }
+
+    /// The marker `pid` makes for itself.
+    func own(_ pid: Int32) -> Marker { Marker(pid: pid, startTime: Self.startTime(of: pid)) }
+
+    /// The kernel's start time of process `pid` (field 22 of `/proc/PID/stat`, in clock ticks since boot);
+    /// nil when it cannot be read.
+    static func startTime(of pid: Int32) -> UInt64? {
+        guard let stat = ProcFile.read("/proc/\(pid)/stat", limit: 4096),
+              let close = stat.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
+        // fields[0] is field 3 (state), so field 22 is fields[19].
+        guard fields.count > 19 else { return nil }
+        return UInt64(String(decoding: fields[19], as: UTF8.self))
+    }
+
+    /// Every marker. One that cannot be read safely counts as answered (a place must never be cheaper to
+    /// abandon than to lose).
+    func all() throws(SlotError) -> [Marker] {
         guard try SecureFile.privateFolderExists(folder) else { return [] }
-        return try SecureFile.entries(of: folder).compactMap { (name) -> (pid: Int32, answered: Bool)? in
-            guard let pid = Int32(name), pid > 0, String(pid) == name else { return nil }
-            let answered: Bool
+        return try SecureFile.entries(of: folder).compactMap { (name) -> Marker? in
+            guard var marker = Marker(name: name) else { return nil }
             do throws(SlotError) {
                 // Gone meanwhile: its process gave the place back.
-                answered = try SecureFile.readPublic(path(pid), maximumCount: 64).map { $0 == Self.answeredText } ?? false
+                guard let text = try SecureFile.readPublic(path(marker), maximumCount: 64) else { return nil }
+                marker.answered = text == Self.answeredText
             } catch {
-                answered = true
+                marker.answered = true
             }
-            return (pid, answered)
+            return marker
         }
     }
 
     /// Takes the place of `pid`.
     func create(_ pid: Int32) throws(SlotError) {
         try SecureFile.ensurePrivateFolder(folder)
-        let fd = open(path(pid), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .io(path: path(pid), errno: errno, operation: "create the attempt marker") }
+        let p = path(own(pid))
+        let fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .io(path: p, errno: errno, operation: "create the attempt marker") }
         close(fd)
     }
 
     /// Notes that `pid` handed its password over.
     func markAnswered(_ pid: Int32) throws(SlotError) {
-        let fd = open(path(pid), O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { throw .io(path: path(pid), errno: errno, operation: "open the attempt marker") }
+        let p = path(own(pid))
+        let fd = open(p, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(path: p, errno: errno, operation: "open the attempt marker") }
         defer { close(fd) }
         let n = Self.answeredText.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard n == Self.answeredText.count else { throw .io(path: path(pid), errno: errno, operation: "write the attempt marker") }
+        guard n == Self.answeredText.count else { throw .io(path: p, errno: errno, operation: "write the attempt marker") }
     }
 
-    /// Gives the place of `pid` back (no marker is fine: nothing to give back).
-    func remove(_ pid: Int32) throws(SlotError) {
-        if unlink(path(pid)) != 0 && errno != ENOENT {
-            throw .io(path: path(pid), errno: errno, operation: "remove the attempt marker")
+    /// Removes a marker (none is fine: nothing to give back).
+    func remove(_ marker: Marker) throws(SlotError) {
+        if unlink(path(marker)) != 0 && errno != ENOENT {
+            throw .io(path: path(marker), errno: errno, operation: "remove the attempt marker")
         }
     }
 }

@@ -15,16 +15,25 @@ public struct RateLimiter: Sendable {
     let markers: AttemptMarkers
     public let policy: RateLimitPolicy
     let clock: any Clock
-    /// Whether a process is still running (injectable for tests).
-    let isAlive: @Sendable (Int32) -> Bool
+    /// Whether the process `pid` is still running, and is the one that started at `startTime` (the
+    /// kernel's start time of a marker's process; nil when unknown). Injectable for tests.
+    let isAlive: @Sendable (_ pid: Int32, _ startTime: UInt64?) -> Bool
 
     public init(stateFolder: String, policy: RateLimitPolicy, clock: any Clock = SystemClock(),
-                isAlive: @escaping @Sendable (Int32) -> Bool = { kill($0, 0) == 0 || errno != ESRCH }) {
+                isAlive: @escaping @Sendable (_ pid: Int32, _ startTime: UInt64?) -> Bool = RateLimiter.processIsAlive) {
         file = StateFile(folder: stateFolder, name: "ratelimit.json", empty: Document())
         markers = AttemptMarkers(folder: "\(stateFolder)/attempts")
         self.policy = policy
         self.clock = clock
         self.isAlive = isAlive
+    }
+
+    /// The real check: the pid exists (EPERM: it does, as another user's) and, when the marker knows its
+    /// process's start time, it is that process and not a later one that got the same pid.
+    @Sendable public static func processIsAlive(_ pid: Int32, _ startTime: UInt64?) -> Bool {
+        guard kill(pid, 0) == 0 || errno != ESRCH else { return false }
+        guard let startTime else { return true }
+        return AttemptMarkers.startTime(of: pid).map { $0 == startTime } ?? true
     }
 
     /// When the block ends, or nil when not blocked.
@@ -39,38 +48,48 @@ public struct RateLimiter: Sendable {
         if let until = try blockedUntil() { throw .blocked(until: until, now: clock.now()) }
     }
 
+    /// Runs `change` on the document under its lock; the markers it names are removed once the document
+    /// is written, still under the lock. A failure that a marker turned into is on disk before the marker
+    /// is gone: a kill in between counts it twice at worst, never not at all.
+    private func update<R>(_ change: (inout Document, inout [AttemptMarkers.Marker]) -> Result<R, SlotError>) throws(VaultError) -> R {
+        var settled: [AttemptMarkers.Marker] = []
+        let outcome: Result<R, SlotError> = try file.update({ doc in change(&doc, &settled) }, committed: { _ in
+            for marker in settled { try? markers.remove(marker) }
+        })
+        do { return try outcome.get() } catch { throw .slot(error) }
+    }
+
     /// Counts one failure; returns the end of the block this failure started, if it started one.
     @discardableResult
     public func recordFailure() throws(VaultError) -> Double? {
         // "now" is read under the lock: read before it, a later failure another process recorded while this
         // one waited would look like it came from the future and be dropped.
-        let outcome: Result<Double?, SlotError> = try file.update(durable: Self.mustSurvivePowerCut) { doc in
+        try update { doc, settled in
             let now = clock.now()
-            do throws(SlotError) { try settle(&doc, now: now) } catch { return .failure(error) }
+            do throws(SlotError) { try settle(&doc, now: now, gone: &settled) } catch { return .failure(error) }
             return .success(fail(&doc, now: now))
         }
-        do { return try outcome.get() } catch { throw .slot(error) }
     }
 
     /// Takes a place for an attempt about to prompt: throws `.blocked` while blocked, or while recent
     /// failures plus attempts in progress already reach the limit.
     public func beginAttempt(pid: Int32 = getpid()) throws(VaultError) {
         let limit = policy.failures
-        let refusal: VaultError? = try file.update(durable: Self.mustSurvivePowerCut) { doc in
+        let refusal: VaultError? = try update { doc, settled in
             let now = clock.now()
             let inFlight: Int
-            do throws(SlotError) { inFlight = try settle(&doc, now: now) } catch { return .slot(error) }
-            if let until = doc.blockedUntil, until > now { return .blocked(until: until, now: now) }
+            do throws(SlotError) { inFlight = try settle(&doc, now: now, gone: &settled) } catch { return .failure(error) }
+            if let until = doc.blockedUntil, until > now { return .success(.blocked(until: until, now: now)) }
             if doc.failures.count + inFlight >= limit {
                 if inFlight == 0 {
                     // Only recent failures (fewer than a block's worth) and none in progress cannot reach here;
                     // kept for safety: wait for the oldest to leave the window.
-                    return .blocked(until: (doc.failures.min() ?? now) + Double(policy.windowSeconds), now: now)
+                    return .success(.blocked(until: (doc.failures.min() ?? now) + Double(policy.windowSeconds), now: now))
                 }
-                return .busy(retryAfter: 1)
+                return .success(.busy(retryAfter: 1))
             }
-            do throws(SlotError) { try markers.create(pid) } catch { return .slot(error) }
-            return nil
+            do throws(SlotError) { try markers.create(pid) } catch { return .failure(error) }
+            return .success(nil)
         }
         if let refusal { throw refusal }
     }
@@ -84,49 +103,41 @@ public struct RateLimiter: Sendable {
     @discardableResult
     public func endAttempt(failed: Bool, pid: Int32 = getpid()) throws(VaultError) -> Double? {
         guard failed else {
-            do { try markers.remove(pid) } catch { throw .slot(error) }
+            do { try markers.remove(markers.own(pid)) } catch { throw .slot(error) }
             return nil
         }
-        // The failure is counted and the place given back under one lock, so a kill between the two cannot
-        // count it twice.
-        let outcome: Result<Double?, SlotError> = try file.update(durable: Self.mustSurvivePowerCut) { doc in
+        // The failure is written first and the place given back after it (see `update`).
+        let own = markers.own(pid)
+        return try update { doc, settled in
             let now = clock.now()
-            do throws(SlotError) {
-                try markers.remove(pid)
-                try settle(&doc, now: now)
-            } catch { return .failure(error) }
+            do throws(SlotError) { try settle(&doc, now: now, gone: &settled, except: own) } catch { return .failure(error) }
+            settled.append(own)
             return .success(fail(&doc, now: now))
         }
-        do { return try outcome.get() } catch { throw .slot(error) }
-    }
-
-    /// Whether a change must reach the disk before the command goes on: failures and blocks must. Places
-    /// of attempts in progress need not: a power cut ends those processes too, and the guess one of them
-    /// might lose is one per power cut.
-    static func mustSurvivePowerCut(_ before: Document, _ after: Document) -> Bool {
-        before.failures != after.failures || before.blockedUntil != after.blockedUntil
     }
 
     /// Drops failures outside the window and ends an expired block; returns how many attempts are in
-    /// progress. A place whose process is gone becomes a failure if its password had been handed over
-    /// (killing a slow answer must not hide a wrong guess); one abandoned at the prompt (Ctrl-C) is dropped.
-    /// Places are the markers, and the `pending` list that vaultctl versions before them wrote.
+    /// progress, and adds to `gone` the markers of processes that are gone (removed once this is written).
+    /// Such a place becomes a failure if its password had been handed over (killing a slow answer must not
+    /// hide a wrong guess); one abandoned at the prompt (Ctrl-C) is dropped. Places are the markers, and the
+    /// `pending` list that vaultctl versions before them wrote.
     @discardableResult
-    private func settle(_ doc: inout Document, now: Double) throws(SlotError) -> Int {
+    private func settle(_ doc: inout Document, now: Double, gone: inout [AttemptMarkers.Marker],
+                        except own: AttemptMarkers.Marker? = nil) throws(SlotError) -> Int {
         if let until = doc.blockedUntil, until <= now { doc.blockedUntil = nil }
         var inFlight = 0
         if let pending = doc.pending {
-            let gone = pending.filter { !isAlive($0.pid) }
-            doc.pending = pending.filter { isAlive($0.pid) }
+            let left = pending.filter { !isAlive($0.pid, nil) }
+            doc.pending = pending.filter { isAlive($0.pid, nil) }
             if doc.pending?.isEmpty == true { doc.pending = nil }
-            for p in gone where p.answered == true { doc.failures.append(p.time) }
+            for p in left where p.answered == true { doc.failures.append(p.time) }
             inFlight += doc.pending?.count ?? 0
         }
-        for marker in try markers.all() {
-            if isAlive(marker.pid) {
+        for marker in try markers.all() where marker.pid != own?.pid || marker.startTime != own?.startTime {
+            if isAlive(marker.pid, marker.startTime) {
                 inFlight += 1
             } else {
-                try markers.remove(marker.pid)
+                gone.append(marker)
                 if marker.answered { doc.failures.append(now) }
             }
         }

@@ -99,7 +99,7 @@ import Slots
     /// Attempts in progress hold places: with a limit of 3, a fourth parallel prompt is refused before it shows.
     @Test func attemptsInProgressHoldPlaces() throws {
         let limiter = RateLimiter(stateFolder: folder.appending("state"), policy: RateLimitPolicy(failures: 3, windowSeconds: 300, blockSeconds: 300),
-                                  clock: clock, isAlive: { _ in true })
+                                  clock: clock, isAlive: { _, _ in true })
         for pid in Int32(100)..<103 { try limiter.beginAttempt(pid: pid) }
         let error = thrownError { () throws(VaultError) in try limiter.beginAttempt(pid: 103) }
         guard case .busy? = error else {
@@ -115,7 +115,7 @@ import Slots
     @Test func aPlaceWhoseProcessDiedAfterAnsweringCountsAsAFailure() throws {
         let dead = Int32(999_999), quit = Int32(999_998)
         let limiter = RateLimiter(stateFolder: folder.appending("state"), policy: RateLimitPolicy(failures: 2, windowSeconds: 300, blockSeconds: 300),
-                                  clock: clock, isAlive: { $0 != dead && $0 != quit })
+                                  clock: clock, isAlive: { pid, _ in pid != dead && pid != quit })
         try limiter.beginAttempt(pid: quit)
         try limiter.beginAttempt(pid: dead)
         try limiter.markAnswered(pid: dead)
@@ -175,26 +175,6 @@ import Slots
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
     }
 
-    /// Only failures and blocks are flushed to disk; the places of attempts in progress are not.
-    @Test func onlyFailuresAndBlocksMustSurviveAPowerCut() {
-        typealias Doc = RateLimiter.Document
-        let empty = Doc()
-        var pending = empty
-        pending.pending = [RateLimiter.Pending(pid: 42, time: 1000, answered: nil)]
-        var answered = pending
-        answered.pending?[0].answered = true
-        var failed = empty
-        failed.failures = [1000]
-        var blocked = empty
-        blocked.blockedUntil = 1300
-        #expect(!RateLimiter.mustSurvivePowerCut(empty, pending))
-        #expect(!RateLimiter.mustSurvivePowerCut(pending, answered))
-        #expect(!RateLimiter.mustSurvivePowerCut(answered, empty))
-        #expect(RateLimiter.mustSurvivePowerCut(answered, failed))
-        #expect(RateLimiter.mustSurvivePowerCut(failed, blocked))
-        #expect(RateLimiter.mustSurvivePowerCut(failed, empty), "failures leaving the window are written for good too")
-    }
-
     /// Taking and giving back a place rewrites no shared file: a successful attempt leaves `ratelimit.json`
     /// as it was (the same inode, not replaced), and its marker is gone afterwards.
     @Test func aSuccessfulAttemptRewritesNoStateFile() throws {
@@ -203,22 +183,54 @@ import Slots
         let path = folder.appending("state/ratelimit.json")
         var before = stat()
         #expect(stat(path, &before) == 0)
+        let marker = limiter.markers.path(limiter.markers.own(4242))
         try limiter.beginAttempt(pid: 4242)
-        #expect(FileManager.default.fileExists(atPath: folder.appending("state/attempts/4242")))
+        #expect(FileManager.default.fileExists(atPath: marker))
         try limiter.markAnswered(pid: 4242)
         try limiter.endAttempt(failed: false, pid: 4242)
         var after = stat()
         #expect(stat(path, &after) == 0)
         #expect(after.st_ino == before.st_ino, "ratelimit.json was replaced")
-        #expect(!FileManager.default.fileExists(atPath: folder.appending("state/attempts/4242")))
+        #expect(!FileManager.default.fileExists(atPath: marker))
     }
 
     /// The markers live in a private folder, as private files.
     @Test func attemptMarkersArePrivate() throws {
-        try limiter().beginAttempt(pid: 4242)
+        let limiter = limiter()
+        try limiter.beginAttempt(pid: 4242)
         let folderMode = try FileManager.default.attributesOfItem(atPath: folder.appending("state/attempts"))[.posixPermissions] as? Int
-        let fileMode = try FileManager.default.attributesOfItem(atPath: folder.appending("state/attempts/4242"))[.posixPermissions] as? Int
+        let fileMode = try FileManager.default.attributesOfItem(atPath: limiter.markers.path(limiter.markers.own(4242)))[.posixPermissions] as? Int
         #expect(folderMode == 0o700 && fileMode == 0o600)
+    }
+
+    /// A marker names its process by pid and start time: a later process that got the same pid is not taken
+    /// for it, so the dead one's answered place still counts, and this one's own place is a separate file.
+    @Test func aReusedPidDoesNotInheritADeadProcessesPlace() throws {
+        let me = getpid()
+        let start = try #require(AttemptMarkers.startTime(of: me))
+        let markers = AttemptMarkers(folder: folder.appending("state/attempts"))
+        try FileManager.default.createDirectory(atPath: markers.folder, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let earlier = AttemptMarkers.Marker(pid: me, startTime: start - 1)  // the same pid, an earlier process
+        #expect(FileManager.default.createFile(atPath: markers.path(earlier), contents: Data(AttemptMarkers.answeredText),
+                                               attributes: [.posixPermissions: 0o600]))
+        let limiter = RateLimiter(stateFolder: folder.appending("state"), policy: RateLimitPolicy(failures: 2, windowSeconds: 300, blockSeconds: 300),
+                                  clock: clock)
+        #expect(RateLimiter.processIsAlive(me, start) && !RateLimiter.processIsAlive(me, start - 1))
+        try limiter.beginAttempt()
+        #expect(!FileManager.default.fileExists(atPath: markers.path(earlier)), "the earlier process's place was settled")
+        #expect(try limiter.recordFailure() != nil, "its answered place and this failure make two")
+    }
+
+    /// A failure is on disk before its marker is gone: the failing attempt's own marker is removed only
+    /// after ratelimit.json was written.
+    @Test func aFailedAttemptsMarkerGoesOnlyAfterTheFailureIsWritten() throws {
+        let limiter = limiter()
+        try limiter.beginAttempt(pid: 4242)
+        try limiter.markAnswered(pid: 4242)
+        #expect(try limiter.endAttempt(failed: true, pid: 4242) == nil)
+        #expect(try limiter.file.load().failures.count == 1)
+        #expect(!FileManager.default.fileExists(atPath: limiter.markers.path(limiter.markers.own(4242))))
     }
 
     /// The `pending` list that versions before the markers wrote is still honoured: an answered place of a
@@ -231,7 +243,7 @@ import Slots
         #expect(FileManager.default.createFile(atPath: folder.appending("state/ratelimit.json"), contents: Data(text.utf8),
                                                attributes: [.posixPermissions: 0o600]))
         let limiter = RateLimiter(stateFolder: folder.appending("state"), policy: RateLimitPolicy(failures: 2, windowSeconds: 300, blockSeconds: 300),
-                                  clock: clock, isAlive: { $0 != 999_999 })
+                                  clock: clock, isAlive: { pid, _ in pid != 999_999 })
         #expect(try limiter.recordFailure() != nil, "the earlier version's answered place and this failure make two")
     }
 }
