@@ -40,11 +40,21 @@ public struct Vault: Sendable {
     /// slot and file work (bounded), never across a prompt; never taken while `serialized` holds it.
     func steadily<T>(_ body: () throws(VaultError) -> T) throws(VaultError) -> T {
         guard let changeLock else { return try body() }
-        let lock: FileLock?
-        do { lock = try FileLock.shared(ifPresent: changeLock) } catch { throw .slot(error) }
-        defer { lock?.release() }
-        return try body()
+        let outcome: FileLock.Shared
+        do { outcome = try FileLock.shared(ifPresent: changeLock, waitingAtMost: Self.changeWait) } catch { throw .slot(error) }
+        switch outcome {
+        case .absent:
+            return try body()
+        case .timedOut:
+            throw .changeInProgress(seconds: Int(Self.changeWait))
+        case .held(let lock):
+            defer { lock.release() }
+            return try body()
+        }
     }
+
+    /// How long a look waits for a change in progress (one Secret Service operation's bound).
+    static let changeWait: Double = 5
 
     public func slot(_ mode: SlotMode) -> any Slot { mode == .device ? device : sync }
 
@@ -91,11 +101,8 @@ public struct Vault: Sendable {
     /// none holds it, `couldNotLook` when one could not be asked (the value may be there). A device slot
     /// that cannot be looked at safely (permissions, …) is an error in itself.
     public func locate(_ name: SlotName) throws(VaultError) -> (mode: SlotMode, locked: Bool) {
-        var answer = try loadMode(name)
-        // Looked up without a lock: a store that moved the value to the other slot between the two looks can
-        // make both seem empty for a moment. Looking once more settles it.
-        if answer == .none { answer = try loadMode(name) }
-        switch answer {
+        // Callers hold the change lock (shared or exclusive), so no change is half done while this looks.
+        switch try loadMode(name) {
         case .mode(let mode, let locked): return (mode, locked)
         case .none: throw .slot(.empty(name))
         case .unknown(let error):

@@ -15,6 +15,8 @@ public enum VaultError: Error, Sendable {
     case accountRefused(String)
     /// Attempts in progress elsewhere use up the failures allowed; try again in a moment (75).
     case busy(retryAfter: Double)
+    /// A store, move or delete held the change lock for longer than a look waits (75).
+    case changeInProgress(seconds: Int)
     /// PAM itself is misconfigured or broken (not a wrong password).
     case authenticationUnavailable(String)
     /// A configuration file is unreadable or invalid.

@@ -23,6 +23,9 @@ enum ErrorReport {
         case .busy:
             return CommandFailure(code: .tryLater, message:
                 "Another vaultctl is asking for your password right now and the attempts allowed are taken; try again in a moment.")
+        case .changeInProgress(let seconds):
+            return CommandFailure(code: .tryLater, message:
+                "Another vaultctl has been changing slots (store, move or delete) for over \(seconds) s, so nothing could be looked at; try again when it has finished.")
         case .authenticationUnavailable(let why):
             return CommandFailure(code: .config, message: "Authentication is not possible: \(why).")
         case .configuration(let path, let detail):

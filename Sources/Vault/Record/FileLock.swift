@@ -23,22 +23,46 @@ final class FileLock {
         fd = descriptor
     }
 
-    /// A shared lock on an existing lock file, held until `release()`; nil when the file is not there (no
-    /// change has ever taken the lock, so none is in progress). Opened read-only and never created, so a
-    /// reader writes nothing.
-    static func shared(ifPresent path: String) throws(SlotError) -> FileLock? {
+    /// What `shared(ifPresent:waitingAtMost:)` got.
+    enum Shared {
+        case held(FileLock)
+        /// No lock file: no change has ever taken the lock, so none is in progress.
+        case absent
+        /// A change held the lock all the time we were willing to wait.
+        case timedOut
+    }
+
+    /// A shared lock on an existing lock file, held until `release()`. Opened read-only and never created, so
+    /// a reader writes nothing; waits at most `seconds` for a change that holds it (a stopped or hung
+    /// `store` must not hang every read).
+    static func shared(ifPresent path: String, waitingAtMost seconds: Double) throws(SlotError) -> Shared {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         if fd < 0 {
-            if errno == ENOENT { return nil }
+            if errno == ENOENT { return .absent }
             throw .io(path: path, errno: errno, operation: "open the lock file")
         }
-        while flock(fd, LOCK_SH) != 0 {
-            if errno == EINTR { continue }
+        let deadline = monotonicSeconds() + seconds
+        var pause: UInt32 = 1000
+        while flock(fd, LOCK_SH | LOCK_NB) != 0 {
             let e = errno
-            close(fd)
-            throw .io(path: path, errno: e, operation: "lock")
+            guard e == EWOULDBLOCK || e == EINTR else {
+                close(fd)
+                throw .io(path: path, errno: e, operation: "lock")
+            }
+            if monotonicSeconds() >= deadline {
+                close(fd)
+                return .timedOut
+            }
+            usleep(pause)
+            pause = min(pause * 2, 50_000)
         }
-        return FileLock(descriptor: fd)
+        return .held(FileLock(descriptor: fd))
+    }
+
+    private static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     func release() {
