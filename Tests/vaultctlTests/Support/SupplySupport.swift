@@ -91,6 +91,7 @@ extension Sandbox {
     static func repeatingPAMWrapperRaces(_ body: () throws -> ProcessResult) rethrows -> ProcessResult {
         var r = try body()
         for _ in 0..<3 where isPAMWrapperRace(r) {
+            print("pam_wrapper race, running again: \(r.stderr)")  // visible in the test log, so a trend shows
             usleep(100_000)
             r = try body()
         }
