@@ -62,13 +62,13 @@ bench-smoke: release
 	bench/run.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/vaultctl" --smoke $(BENCH_ARGS)
 
 # The unit suites under AddressSanitizer, and the ones with concurrent parts (rate limit, record, state files,
-# Secret Service watchdog, concurrent SecretBytes use) under ThreadSanitizer. The end-to-end suites cannot run
+# concurrent SecretBytes use) under ThreadSanitizer. The end-to-end suites cannot run
 # sanitized: pam_wrapper dlopens libpam with RTLD_DEEPBIND, which the sanitizer runtimes refuse. Leak reports
 # are off: the toolchain's XCTest and Foundation keep allocations to exit.
 sanitize: deps
 	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --sanitize=address --build-path .build/asan --filter 'SlotsTests|VaultTests'
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --build-path .build/tsan \
-	  --filter '(VaultTests|SlotsTests)\..*(RateLimiter|ModeRecord|StateFile|Watchdog|Interleaving|SecretBytes)'
+	  --filter '(VaultTests|SlotsTests)\..*(RateLimiter|ModeRecord|StateFile|Interleaving|SecretBytes)'
 
 install: release
 	install -D -m 0755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/vaultctl" $(DESTDIR)$(PREFIX)/bin/vaultctl

@@ -19,7 +19,7 @@ let package = Package(
         .executableTarget(name: "vaultctl", dependencies: ["Vault", "Slots"]),
         .testTarget(name: "SlotsTests", dependencies: ["Slots"]),
         .testTarget(name: "VaultTests", dependencies: ["Vault", "Slots"]),
-        .testTarget(name: "vaultctlTests", dependencies: ["vaultctl"]),
+        .testTarget(name: "vaultctlTests", dependencies: ["vaultctl", "Slots"]),  // Slots: the fake Secret Service speaks its wire format
     ],
     swiftLanguageModes: [.v6]
 )

@@ -6,8 +6,7 @@ import CSodium
 /// `mlock`), its whole capacity is wiped on `deinit`, and its description never shows its contents.
 /// Bytes are reached only through `withUnsafeBytes` / `withUnsafeMutableBytes`.
 ///
-/// Not `Sendable` by design: a secret stays with the one task that holds it. The Secret Service watchdog
-/// moves one across a thread under its own lock (see `Watchdog`).
+/// Not `Sendable` by design: a secret stays with the one task that holds it.
 public final class SecretBytes: CustomStringConvertible, CustomDebugStringConvertible {
     /// Most bytes a secret may have.
     public static let maximumCount = 64 * 1024

@@ -140,7 +140,13 @@ final class DBusConnection {
                 waiting[serial] = next
                 next += 1
             }
-            if !batch.isEmpty { try write(batch, deadline: deadline) }
+            if !batch.isEmpty {
+                do { try write(batch, deadline: deadline) } catch {
+                    // A bus that refused our credentials may hang up before we read its answer: say so.
+                    if error == .disconnected && !authenticated { _ = try receive(deadline: deadline) }
+                    throw error
+                }
+            }
             let reply = try receive(deadline: deadline)
             guard reply.kind == .methodReturn || reply.kind == .error,
                   let serial = reply.replySerial, let index = waiting.removeValue(forKey: serial) else {
