@@ -46,7 +46,12 @@ struct AttemptMarkers: Sendable {
     func path(_ marker: Marker) -> String { "\(folder)/\(marker.name)" }
 
     /// The marker `pid` makes for itself.
-    func own(_ pid: Int32) -> Marker { Marker(pid: pid, startTime: Self.startTime(of: pid)) }
+    func own(_ pid: Int32) -> Marker {
+        Marker(pid: pid, startTime: pid == getpid() ? Self.ownStartTime : Self.startTime(of: pid))
+    }
+
+    /// This process's start time, read once (every place it takes is named with it).
+    private static let ownStartTime = startTime(of: getpid())
 
     /// The kernel's start time of process `pid` (field 22 of `/proc/PID/stat`, in clock ticks since boot);
     /// nil when it cannot be read.
