@@ -27,18 +27,7 @@ final class FakeSecretService: @unchecked Sendable {
     private let thread: Thread
 
     init(rejectCredentials: Bool = false, answer: @escaping @Sendable (DBusMessage) -> Answer) throws {
-        let folder = try Fixtures.makeFolder("fakebus")
-        let path = "\(folder)/bus"
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var sa = sockaddr_un()
-        sa.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &sa.sun_path) { raw in
-            for (i, b) in path.utf8.enumerated() where i < raw.count - 1 { raw[i] = b }
-        }
-        let bound = withUnsafePointer(to: &sa) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else { throw SetupError(description: "fake bus: cannot listen on \(path)") }
+        let (path, fd) = try UnixListener.make("fakebus", backlog: 16)
         self.path = path
         listener = fd
         self.rejectCredentials = rejectCredentials
