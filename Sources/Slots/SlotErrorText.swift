@@ -33,6 +33,23 @@ public enum SlotErrorText {
     }
 }
 
+extension SlotErrorText {
+    /// Text from another program (a provider's error, a collection's label) made safe for one line on a
+    /// terminal: control characters (C0, DEL, C1 such as CSI), line and paragraph separators and format
+    /// characters become spaces; at most `limit` characters.
+    public static func oneLine(_ text: String, limit: Int = 300) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars.prefix(limit) {
+            let v = scalar.value
+            let category = scalar.properties.generalCategory
+            let unsafe = v < 0x20 || (0x7f...0x9f).contains(v) || category == .lineSeparator
+                || category == .paragraphSeparator || category == .format
+            out.append(unsafe ? " " : scalar)
+        }
+        return String(out)
+    }
+}
+
 extension SlotError: CustomStringConvertible {
     public var description: String { SlotErrorText.describe(self) }
 }

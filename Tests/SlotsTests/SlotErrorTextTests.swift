@@ -108,4 +108,13 @@ struct SlotErrorTextTests {
         #expect(!text.contains("\n"), "\(text)")
         #expect(!text.contains("\u{1b}"), "\(text)")
     }
+
+    /// Another program's words reach the terminal as one line without controls: no C0 (newline, ESC), no
+    /// DEL, no C1 (CSI, U+009B, which terminals act on), no line or paragraph separators, no format marks.
+    @Test func foreignTextIsOneLineWithoutControls() {
+        let hostile = "a\nb\u{1b}[31mc\u{9b}2Jd\u{2028}e\u{2029}f\u{85}g\u{202e}h\u{7f}i"
+        #expect(SlotErrorText.oneLine(hostile) == "a b [31mc 2Jd e f g h i")
+        #expect(SlotErrorText.oneLine(String(repeating: "x", count: 500), limit: 300).count == 300)
+        #expect(SlotErrorText.oneLine("Login — Schlüsselbund") == "Login — Schlüsselbund")
+    }
 }

@@ -150,8 +150,7 @@ final class SecretServiceClient {
                     return .locked("the collection is locked (while \(what)); unlock your keyring and try again")
                 default:
                     // The provider's own words, kept to one line of printable text.
-                    let line = String(message.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? " " : Character($0) }.prefix(300))
-                    return .serviceUnavailable("\(line) (while \(what))")
+                    return .serviceUnavailable("\(SlotErrorText.oneLine(message)) (while \(what))")
                 }
             }
         }

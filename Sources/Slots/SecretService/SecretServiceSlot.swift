@@ -44,7 +44,10 @@ public struct SecretServiceSlot: Slot {
         try? run("describing slot '\(name)'") { (c) throws(SecretServiceClient.Failure) -> String? in
             guard let item = try c.newest(c.recentItems(slot: name)) else { return nil }
             let (collection, label) = try c.labels(item: item.path)
-            return "the Secret Service collection '\(collection ?? "default")' as item '\(label ?? SecretServiceSlot.label(for: name))'"
+            // Labels are anyone's words (any program in the session may set them): one line, no controls.
+            let shown = (SlotErrorText.oneLine(collection ?? "default", limit: 100),
+                         SlotErrorText.oneLine(label ?? SecretServiceSlot.label(for: name), limit: 100))
+            return "the Secret Service collection '\(shown.0)' as item '\(shown.1)'"
         }
     }
 

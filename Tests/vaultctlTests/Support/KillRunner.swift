@@ -41,6 +41,7 @@ enum KillRunner {
                              sourceLocation: sourceLocation)
         var tries = 1
         while tries < 4, !result.killed, PamWrapperDirs.isWrapperStartFailure(result.status, result.stderr) {
+            print("pam_wrapper could not start PAM, running again: \(result.stderr)")  // visible in the test log
             PamWrapperDirs.sweepStale()
             result = runOnce(executable, arguments, environment: environment, killAfter: delay, scratch: scratch,
                              sourceLocation: sourceLocation)

@@ -60,6 +60,7 @@ enum ProcessRunner {
         // run is tried again a few times. A wrong password or any other PAM answer is never retried.
         var tries = 1
         while tries < 4, PamWrapperDirs.isWrapperStartFailure(result.status, result.stderr) {
+            print("pam_wrapper could not start PAM, running again: \(result.stderr)")  // visible in the test log
             PamWrapperDirs.sweepStale()
             result = runOnce(executable, arguments, environment: environment, stdin: stdin, timeout: timeout,
                              sourceLocation: sourceLocation)
