@@ -186,6 +186,15 @@ final class SecretServiceClient {
         .call(destination, path, "org.freedesktop.DBus.Properties", "Get", [.string(interface), .string(name)])
     }
 
+    /// The key exchange's first half: our public key, for the session algorithm.
+    private static func openSession(_ exchange: SessionKeyExchange) -> DBusMessage {
+        method(servicePath, serviceInterface, "OpenSession",
+               [.string(SessionKeyExchange.algorithm), .variant(.bytes(exchange.publicKey))])
+    }
+
+    /// The default collection's `Locked` property.
+    private var collectionLocked: DBusMessage { Self.getProperty(collection, Self.collectionInterface, "Locked") }
+
     // MARK: - Operations
 
     /// The items of slot `name` in the default collection, locked ones included. With `openingSession`, the
@@ -197,11 +206,10 @@ final class SecretServiceClient {
     func items(slot name: SlotName, openingSession: Bool = false) throws(Failure) -> [Item] {
         var calls = [Self.method(collection, Self.collectionInterface, "SearchItems",
                                  [DBusValue.stringDictionary(SecretServiceSlot.attributes(name))]),
-                     Self.getProperty(collection, Self.collectionInterface, "Locked")]
+                     collectionLocked]
         let exchange = openingSession && session == nil ? SessionKeyExchange() : nil
         if let exchange {
-            calls.append(Self.method(Self.servicePath, Self.serviceInterface, "OpenSession",
-                                     [.string(SessionKeyExchange.algorithm), .variant(.bytes(exchange.publicKey))]))
+            calls.append(Self.openSession(exchange))
         }
         let replies = try callAll(calls)
         guard let paths = try Self.values(replies[0]).first?.objectPaths else { throw .bus(.protocolError("the provider answered SearchItems with something else")) }
@@ -265,8 +273,7 @@ final class SecretServiceClient {
     private func ensureSession() throws(Failure) -> (path: String, key: SessionKey) {
         if let session { return session }
         let exchange = SessionKeyExchange()
-        let reply = try callAll([Self.method(Self.servicePath, Self.serviceInterface, "OpenSession",
-                                             [.string(SessionKeyExchange.algorithm), .variant(.bytes(exchange.publicKey))])])
+        let reply = try callAll([Self.openSession(exchange)])
         try finishSession(reply[0], exchange)
         return session!
     }
@@ -287,11 +294,10 @@ final class SecretServiceClient {
     /// Stores `secret` as an item with `attributes`, replacing the item that has exactly those.
     func store(_ secret: SecretBytes, attributes: [(String, String)], label: String) throws(Failure) {
         lastFound = nil
-        var calls = [Self.getProperty(collection, Self.collectionInterface, "Locked")]
+        var calls = [collectionLocked]
         let exchange = session == nil ? SessionKeyExchange() : nil
         if let exchange {
-            calls.append(Self.method(Self.servicePath, Self.serviceInterface, "OpenSession",
-                                     [.string(SessionKeyExchange.algorithm), .variant(.bytes(exchange.publicKey))]))
+            calls.append(Self.openSession(exchange))
         }
         let replies = try callAll(calls)
         guard let locked = try Self.values(replies[0]).first?.unwrapped.bool else {
@@ -339,7 +345,7 @@ final class SecretServiceClient {
     func slotNames() throws(Failure) -> [String] {
         let replies = try callAll([Self.method(collection, Self.collectionInterface, "SearchItems",
                                                [.stringDictionary([("xdg:schema", SecretServiceSlot.schemaName)])]),
-                                   Self.getProperty(collection, Self.collectionInterface, "Locked")])
+                                   collectionLocked])
         guard let paths = try Self.values(replies[0]).first?.objectPaths,
               let locked = try Self.values(replies[1]).first?.unwrapped.bool else {
             throw .bus(.protocolError("the provider answered SearchItems with something else"))
@@ -359,7 +365,7 @@ final class SecretServiceClient {
 
     /// Locks the default collection unless it already is.
     func lockCollection() throws(Failure) {
-        if try call(Self.getProperty(collection, Self.collectionInterface, "Locked")).first?.unwrapped.bool == true { return }
+        if try call(collectionLocked).first?.unwrapped.bool == true { return }
         let v = try call(Self.method(Self.servicePath, Self.serviceInterface, "Lock", [.array(element: "o", [.objectPath(collection)])]))
         if v.count == 2, let prompt = v[1].objectPath, prompt != "/" {
             throw .slot(.serviceUnavailable("the provider wants to show a prompt to lock the collection, which vaultctl never answers"))
