@@ -38,6 +38,18 @@ enum CommandKind: String, CaseIterable, Sendable {
         }
     }
 
+    /// Whether the command may ask PAM, and so takes `--password-stdin`. `store` never asks and reads the
+    /// secret itself from standard input.
+    var mayAskPAM: Bool {
+        switch self {
+        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock:
+            return true
+        case .store, .delete, .list, .status, .recoveryGenerate, .recoveryStatus, .recoveryConfirmCopied,
+             .lock, .log, .policyCheck, .help:
+            return false
+        }
+    }
+
     /// Whether the command leaves a line in the audit log: every gated command, and lock.
     var isAudited: Bool {
         switch self {

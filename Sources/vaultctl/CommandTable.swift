@@ -16,6 +16,9 @@ struct Command: Sendable {
 enum CommandTable {
     static let modeOption = OptionSpec.value("mode", "MODE", choices: ["device", "sync"],
         "where to keep it: device (sealed file bound to this machine, the default) or sync (Secret Service item)")
+    /// Every command that may ask PAM takes it.
+    static let passwordStdinOption = OptionSpec.flag("password-stdin",
+        "answer PAM from standard input, one line per question, instead of VAULT_ASKPASS or the terminal")
 
     static let all: [Command] = [
         Command(kind: .store, synopsis: "store SLOT [--mode device|sync] [--allow-supply]",
@@ -28,14 +31,15 @@ enum CommandTable {
                 positionals: 1...1,
                 options: [modeOption, .flag("allow-supply", "let 'vaultctl supply' and 'askpass' hand this slot to other programs")],
                 run: StoreCommand.run),
-        Command(kind: .read, synopsis: "read SLOT",
+        Command(kind: .read, synopsis: "read SLOT [--password-stdin]",
                 abstract: "Print a secret after a fresh PAM authentication.",
                 discussion: """
                 Every read authenticates you again through PAM (service 'vaultctl'). The password comes from \
-                the program in VAULT_ASKPASS, or from the terminal. The exact bytes are written to standard \
-                output, with a newline added only when it is a terminal.
+                the program in VAULT_ASKPASS, or from the terminal; with --password-stdin, from the first line \
+                of standard input. The exact bytes are written to standard output, with a newline added only \
+                when it is a terminal.
                 """,
-                positionals: 1...1, options: [], run: ReadCommand.run),
+                positionals: 1...1, options: [passwordStdinOption], run: ReadCommand.run),
         Command(kind: .delete, synopsis: "delete SLOT",
                 abstract: "Remove a secret from both slots.",
                 discussion: "Removes the value from the device slot and the Secret Service, and its record.",
@@ -53,14 +57,14 @@ enum CommandTable {
                 Exit 0 whenever it answered.
                 """,
                 positionals: 1...1, options: [.flag("json", "print JSON")], run: StatusCommand.run),
-        Command(kind: .move, synopsis: "move SLOT --to device|sync",
+        Command(kind: .move, synopsis: "move SLOT --to device|sync [--password-stdin]",
                 abstract: "Move a secret to the other slot (after PAM), verifying before the old copy goes.",
                 discussion: """
                 Writes the target slot, reads it back and compares, updates the record, then deletes the \
                 source. Interrupted at any point, the secret stays readable.
                 """,
                 positionals: 1...1,
-                options: [.value("to", "MODE", choices: ["device", "sync"], "the slot to move it to")],
+                options: [.value("to", "MODE", choices: ["device", "sync"], "the slot to move it to"), passwordStdinOption],
                 run: MoveCommand.run),
         Command(kind: .recoveryGenerate, synopsis: "recovery generate [--mode device|sync]",
                 abstract: "Store a new random recovery code in slot 'recovery-code' (not shown).",
@@ -69,10 +73,10 @@ enum CommandTable {
                 'vaultctl recovery show', write it down, then run 'vaultctl recovery confirm-copied'.
                 """,
                 positionals: 0...0, options: [modeOption], run: RecoveryCommand.generate),
-        Command(kind: .recoveryShow, synopsis: "recovery show",
+        Command(kind: .recoveryShow, synopsis: "recovery show [--password-stdin]",
                 abstract: "Print the recovery code after a fresh PAM authentication.",
                 discussion: "",
-                positionals: 0...0, options: [], run: RecoveryCommand.show),
+                positionals: 0...0, options: [passwordStdinOption], run: RecoveryCommand.show),
         Command(kind: .recoveryStatus, synopsis: "recovery status [--json]",
                 abstract: "Where the recovery code is, and whether you marked this code as copied.",
                 discussion: """
@@ -84,7 +88,7 @@ enum CommandTable {
                 abstract: "Mark the current recovery code as written down.",
                 discussion: "",
                 positionals: 0...0, options: [], run: RecoveryCommand.confirmCopied),
-        Command(kind: .supply, synopsis: "supply SLOT [--if-locked CHECK] -- COMMAND [ARG…]",
+        Command(kind: .supply, synopsis: "supply SLOT [--if-locked CHECK] [--password-stdin] -- COMMAND [ARG…]",
                 abstract: "Run COMMAND with the secret on its standard input, after every check and PAM.",
                 discussion: """
                 In this order, each refused before any prompt: the slot allows supply (see allow-supply); the \
@@ -95,9 +99,10 @@ enum CommandTable {
                 does COMMAND exiting 0 while CHECK still says the target is locked.
                 """,
                 positionals: 2...Int.max,
-                options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked")],
+                options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked"),
+                          passwordStdinOption],
                 run: SupplyCommand.supply),
-        Command(kind: .askpass, synopsis: "askpass SLOT [--if-locked CHECK] [--] [PROMPT]",
+        Command(kind: .askpass, synopsis: "askpass SLOT [--if-locked CHECK] [--password-stdin] [--] [PROMPT]",
                 abstract: "Print a secret for SSH_ASKPASS / SUDO_ASKPASS / GIT_ASKPASS, after the supply checks.",
                 discussion: """
                 The same checks as supply, then the secret on stdout. PROMPT (what the asking program passes) is \
@@ -105,12 +110,13 @@ enum CommandTable {
                 so a prompt that starts with '-' is not read as an option.
                 """,
                 positionals: 1...2,
-                options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked")],
+                options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked"),
+                          passwordStdinOption],
                 run: SupplyCommand.askpass),
-        Command(kind: .allowSupply, synopsis: "allow-supply SLOT on|off",
+        Command(kind: .allowSupply, synopsis: "allow-supply SLOT on|off [--password-stdin]",
                 abstract: "Allow or forbid handing a slot to other programs (turning it on needs PAM).",
                 discussion: "The permission is kept on this machine (in the state folder); the default comes from the policy.",
-                positionals: 2...2, options: [], run: SupplyCommand.allow),
+                positionals: 2...2, options: [passwordStdinOption], run: SupplyCommand.allow),
         Command(kind: .lock, synopsis: "lock",
                 abstract: "Lock the vault (and ask the Secret Service to lock its collection). No password.",
                 discussion: """
@@ -118,10 +124,10 @@ enum CommandTable {
                 run; everything else is refused with 77 until 'vaultctl unlock'.
                 """,
                 positionals: 0...0, options: [], run: LockCommand.lock),
-        Command(kind: .unlock, synopsis: "unlock",
+        Command(kind: .unlock, synopsis: "unlock [--password-stdin]",
                 abstract: "Unlock the vault: needs a nearby session and PAM.",
                 discussion: "",
-                positionals: 0...0, options: [], run: LockCommand.unlock),
+                positionals: 0...0, options: [passwordStdinOption], run: LockCommand.unlock),
         Command(kind: .log, synopsis: "log [--json] [--limit N]",
                 abstract: "Show the audit log: gated commands, refusals and supplies (never secrets).",
                 discussion: "",

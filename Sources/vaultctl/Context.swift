@@ -5,10 +5,17 @@ import Vault
 /// no files, no bus and no PAM, and `status` never builds a password source.
 final class Context {
     let locations = Locations.fromEnvironment()
+    /// `--password-stdin`: PAM's questions are answered from standard input instead of VAULT_ASKPASS or
+    /// the terminal.
+    let passwordFromStandardInput: Bool
     let clock: any Clock = SystemClock()
     private var builtVault: Vault?
     private var builtPolicy: Policy?
     private var builtOrigin: Origin?
+
+    init(passwordFromStandardInput: Bool = false) {
+        self.passwordFromStandardInput = passwordFromStandardInput
+    }
 
     func policy() throws(CommandFailure) -> Policy {
         if let builtPolicy { return builtPolicy }
@@ -50,7 +57,8 @@ final class Context {
         guard let user = PAMGate.invokingUser() else {
             throw CommandFailure(code: .config, message: "Your user id has no entry in the user database, so PAM cannot authenticate you.")
         }
-        let pam = PAMGate(source: PasswordSource.fromEnvironment(), user: user)
+        let source = passwordFromStandardInput ? PasswordSource.standardInput : PasswordSource.fromEnvironment()
+        let pam = PAMGate(source: source, user: user)
         // The policy is read only when a prompt is about to happen: a malformed policy.json must not
         // stop status, list, store or delete.
         let (state, config, clock) = (locations.state, locations.config, clock)

@@ -48,7 +48,11 @@ enum Entrypoint {
             return
         }
         let parsed = try ArgumentParser.parse(rest, for: command)
-        let context = Context()
+        let passwordFromStandardInput = parsed.has(CommandTable.passwordStdinOption.name)
+        if passwordFromStandardInput && Terminal.isTerminal(0) {
+            throw .usage("--password-stdin reads a line from a pipe or file, but standard input is a terminal; leave the option out and vaultctl asks there with echo off.")
+        }
+        let context = Context(passwordFromStandardInput: passwordFromStandardInput)
         do {
             try admit(command.kind, context)
             try command.run(parsed, context)

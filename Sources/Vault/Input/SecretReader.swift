@@ -14,8 +14,33 @@ public enum SecretReader {
 
     /// Reads until EOF (or, with `stopAtNewline`, the first `\n`, which is dropped), keeping at most `limit` bytes.
     public static func read(fd: Int32, limit: Int, stopAtNewline: Bool = false) -> Outcome {
+        read(fd: fd, limit: limit, stopAtNewline: stopAtNewline).outcome
+    }
+
+    /// What one line of a stream gave: a line, or the end of the stream before any byte of one.
+    public enum Line {
+        case line(SecretBytes)
+        case endOfInput
+        case tooLong
+        case failed(Int32)
+    }
+
+    /// Reads one line (up to and dropping `\n`; a last line may lack it). Bytes are read one at a time, so
+    /// nothing after the newline is consumed and the next call reads the next line.
+    public static func readLine(fd: Int32, limit: Int) -> Line {
+        let (outcome, sawAnything) = read(fd: fd, limit: limit, stopAtNewline: true)
+        switch outcome {
+        case .bytes where !sawAnything: return .endOfInput
+        case .bytes(let s): return .line(s)
+        case .tooLong: return .tooLong
+        case .failed(let e): return .failed(e)
+        }
+    }
+
+    private static func read(fd: Int32, limit: Int, stopAtNewline: Bool) -> (outcome: Outcome, sawAnything: Bool) {
         let buffer = SecretBytes(capacity: limit + 1)
         var failure: Int32 = 0
+        var sawNewline = false
         buffer.withUnsafeMutableBytes { raw, used in
             while used < raw.count {
                 let want = stopAtNewline ? 1 : raw.count - used
@@ -28,13 +53,15 @@ public enum SecretReader {
                 if n == 0 { return }
                 if stopAtNewline && raw[used] == 0x0A {
                     raw[used] = 0
+                    sawNewline = true
                     return
                 }
                 used += n
             }
         }
-        if failure != 0 { return .failed(failure) }
-        if buffer.count > limit { return .tooLong }
-        return .bytes(buffer)
+        let sawAnything = sawNewline || buffer.count > 0
+        if failure != 0 { return (.failed(failure), sawAnything) }
+        if buffer.count > limit { return (.tooLong, sawAnything) }
+        return (.bytes(buffer), sawAnything)
     }
 }

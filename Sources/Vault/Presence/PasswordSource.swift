@@ -1,10 +1,14 @@
 import Slots
 
-/// Where the PAM conversation gets its answers: the `VAULT_ASKPASS` program when set, otherwise the
-/// terminal with echo off, otherwise nowhere (an error that says how to provide one).
+/// Where the PAM conversation gets its answers: standard input when the command was given
+/// `--password-stdin`; else the `VAULT_ASKPASS` program when set, otherwise the terminal with echo off,
+/// otherwise nowhere (an error that says how to provide one).
 public enum PasswordSource: Sendable {
     case askpass(String)
     case terminal
+    /// One line of standard input per question, as `sudo -S` and `docker login --password-stdin` take it.
+    /// No prompt is shown: nobody reads one on a pipe.
+    case standardInput
     case none
 
     /// Longest answer accepted from a person.
@@ -44,6 +48,16 @@ public enum PasswordSource: Sendable {
                 return .failure(.notAuthenticated("the askpass program \(p) exited with status \(code), so nothing was answered"))
             case .failure(.tooLong):
                 return .failure(.notAuthenticated("the askpass program answered with more than \(PasswordSource.limit) bytes"))
+            }
+        case .standardInput:
+            switch SecretReader.readLine(fd: 0, limit: PasswordSource.limit) {
+            case .line(let s): return .success(s)
+            case .endOfInput:
+                return .failure(.notAuthenticated("standard input ended before a password line (--password-stdin)"))
+            case .tooLong:
+                return .failure(.notAuthenticated("the password line on standard input is longer than \(PasswordSource.limit) bytes"))
+            case .failed(let e):
+                return .failure(.notAuthenticated("could not read the password from standard input (error \(e))"))
             }
         case .terminal:
             guard let s = Terminal.readSecret(prompt: prompt, limit: PasswordSource.limit) else {

@@ -87,6 +87,47 @@ import Slots
         #expect(e == EBADF)
     }
 
+    // MARK: One line at a time (--password-stdin)
+
+    @Test func readLineGivesEachLineInTurnThenTheEnd() throws {
+        let fd = try pipeHolding(Array("first\n\nlast".utf8))
+        defer { close(fd) }
+
+        #expect(line(SecretReader.readLine(fd: fd, limit: 64))?.text == "first")
+        // An empty line is an answer (an empty password), not the end of the input.
+        #expect(line(SecretReader.readLine(fd: fd, limit: 64))?.text == "")
+        #expect(line(SecretReader.readLine(fd: fd, limit: 64))?.text == "last")
+        guard case .endOfInput = SecretReader.readLine(fd: fd, limit: 64) else {
+            Issue.record("expected endOfInput after the last line")
+            return
+        }
+    }
+
+    @Test func readLineOnAnEmptyStreamIsTheEnd() throws {
+        let fd = try pipeHolding([])
+        defer { close(fd) }
+
+        guard case .endOfInput = SecretReader.readLine(fd: fd, limit: 64) else {
+            Issue.record("expected endOfInput")
+            return
+        }
+    }
+
+    @Test func readLineRefusesALongLineAndReportsErrors() throws {
+        let fd = try pipeHolding(Array("abcdefgh\n".utf8))
+        defer { close(fd) }
+
+        guard case .tooLong = SecretReader.readLine(fd: fd, limit: 4) else {
+            Issue.record("expected tooLong")
+            return
+        }
+        guard case .failed(let e) = SecretReader.readLine(fd: -1, limit: 4) else {
+            Issue.record("expected failed")
+            return
+        }
+        #expect(e == EBADF)
+    }
+
     // MARK: Helpers
 
     /// The read end of a pipe that holds `bytes` and then ends (the write end is closed).
@@ -97,6 +138,12 @@ import Slots
         close(fds[1])
         #expect(written == bytes.count)
         return fds[0]
+    }
+
+    private func line(_ outcome: SecretReader.Line) -> SecretBytes? {
+        if case .line(let secret) = outcome { return secret }
+        Issue.record("expected a line, got \(outcome)")
+        return nil
     }
 
     private func bytes(_ outcome: SecretReader.Outcome) -> SecretBytes? {

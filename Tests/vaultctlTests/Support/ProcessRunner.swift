@@ -10,6 +10,8 @@ enum Stdin: Sendable {
     case null
     /// These exact bytes through a pipe, then end of file.
     case bytes([UInt8])
+    /// A pseudo-terminal nobody types on (not the child's controlling terminal: `isatty(0)` is true).
+    case terminal
 
     static func text(_ s: String) -> Stdin { .bytes(Array(s.utf8)) }
 }
@@ -85,9 +87,15 @@ enum ProcessRunner {
         guard makePipe(&outPipe), makePipe(&errPipe) else { fatalError("pipe failed: errno \(errno)") }
         var stdinBytes: [UInt8] = []
         var childStdin: Int32
+        var terminalMaster: Int32 = -1
+        defer { if terminalMaster >= 0 { close(terminalMaster) } }
         switch stdin {
         case .null:
             childStdin = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        case .terminal:
+            guard let (master, name) = PseudoTerminal.open() else { fatalError("no pseudo-terminal: errno \(errno)") }
+            terminalMaster = master
+            childStdin = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)
         case .bytes(let bytes):
             guard makePipe(&inPipe) else { fatalError("pipe failed: errno \(errno)") }
             childStdin = inPipe[0]
@@ -238,4 +246,29 @@ enum ProcessRunner {
     private static let ignoreSIGPIPE: Void = {
         signal(SIGPIPE, SIG_IGN)
     }()
+}
+
+/// A new pseudo-terminal: the master descriptor and the slave's path. Glibc's Swift module does not export
+/// posix_openpt and its companions (they need _XOPEN_SOURCE), so they are looked up at run time.
+enum PseudoTerminal {
+    private typealias OpenPT = @convention(c) (Int32) -> Int32
+    private typealias OnMaster = @convention(c) (Int32) -> Int32
+    private typealias NameR = @convention(c) (Int32, UnsafeMutablePointer<CChar>?, Int) -> Int32
+
+    static func open() -> (Int32, String)? {
+        guard let handle = dlopen(nil, RTLD_NOW),
+              let openpt = dlsym(handle, "posix_openpt"), let grant = dlsym(handle, "grantpt"),
+              let unlock = dlsym(handle, "unlockpt"), let name = dlsym(handle, "ptsname_r") else { return nil }
+        let master = unsafeBitCast(openpt, to: OpenPT.self)(O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard master >= 0 else { return nil }
+        var path = [CChar](repeating: 0, count: 128)
+        guard unsafeBitCast(grant, to: OnMaster.self)(master) == 0,
+              unsafeBitCast(unlock, to: OnMaster.self)(master) == 0,
+              unsafeBitCast(name, to: NameR.self)(master, &path, path.count) == 0 else {
+            close(master)
+            return nil
+        }
+        let length = path.firstIndex(of: 0) ?? path.count
+        return (master, String(decoding: path[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
 }
