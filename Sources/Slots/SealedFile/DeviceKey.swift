@@ -46,25 +46,28 @@ struct DeviceKey {
     }
 
     /// Whether a valid key for this machine is there (the file's own checks, without deriving the key).
+    /// Only the header is read: before authentication the random bytes stay on disk.
     static func isPresent(folder: String, machine: MachineIdentity) throws(SlotError) -> Bool {
         let path = "\(folder)/\(fileName)"
-        guard let bytes = try SecureFile.read(path, maximumCount: fileCount) else { return false }
-        try check(bytes, path: path, machine: machine)
+        guard let (header, size) = try SecureFile.readHeader(path, count: headerCount) else { return false }
+        try check(header: header, size: size, path: path, machine: machine)
         return true
     }
 
+    /// Magic and machine tag: what says whose key a file is, and nothing secret.
+    private static let headerCount = 8 + 16
+
     /// Refuses a file that is not a device key, or one made on another machine.
-    private static func check(_ bytes: SecretBytes, path: String, machine: MachineIdentity) throws(SlotError) {
-        let (magicOK, tag) = bytes.withUnsafeBytes { raw -> (Bool, [UInt8]) in
-            guard raw.count == fileCount else { return (false, []) }
-            return (Array(raw[0..<8]) == magic, Array(raw[8..<24]))
+    private static func check(header: [UInt8], size: Int, path: String, machine: MachineIdentity) throws(SlotError) {
+        guard size == fileCount, header.count == headerCount, Array(header[0..<8]) == magic else {
+            throw .tampered(path: path, detail: "it is not a vaultctl device key")
         }
-        guard magicOK else { throw .tampered(path: path, detail: "it is not a vaultctl device key") }
-        guard tag == machine.tag else { throw .foreignMachine(path: path) }
+        guard Array(header[8..<24]) == machine.tag else { throw .foreignMachine(path: path) }
     }
 
     private static func parse(_ bytes: SecretBytes, path: String, machine: MachineIdentity) throws(SlotError) -> DeviceKey {
-        try check(bytes, path: path, machine: machine)
+        let header = bytes.withUnsafeBytes { Array($0.prefix(headerCount)) }
+        try check(header: header, size: bytes.count, path: path, machine: machine)
         let random = bytes.withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[24..<56])) }
         return DeviceKey(random: random, machine: machine)
     }

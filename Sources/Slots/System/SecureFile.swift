@@ -85,6 +85,21 @@ public enum SecureFile {
         return buffer
     }
 
+    /// The first `count` bytes of a private file (fewer when it is shorter) and its size, with `read`'s
+    /// checks; nil when it does not exist. For a check that needs only a header that holds no secret: the
+    /// rest of the file is never read.
+    public static func readHeader(_ path: String, count: Int) throws(SlotError) -> (header: [UInt8], size: Int)? {
+        guard let (fd, st) = try openPrivateFile(path) else { return nil }
+        defer { close(fd) }
+        var failure: Int32 = 0
+        let header = [UInt8](unsafeUninitializedCapacity: count) { raw, used in
+            used = 0
+            failure = readAll(fd, into: UnsafeMutableRawBufferPointer(raw), used: &used)
+        }
+        if failure != 0 { throw .io(path: path, errno: failure, operation: "read") }
+        return (header, Int(st.st_size))
+    }
+
     /// `read` for files that hold no secret (records, state, policy, sealed files): the same checks, into
     /// an ordinary array.
     public static func readPublic(_ path: String, maximumCount: Int) throws(SlotError) -> [UInt8]? {

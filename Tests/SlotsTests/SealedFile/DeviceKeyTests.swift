@@ -110,6 +110,7 @@ struct DeviceKeyTests {
             let error = refusal(state.slot(), .test("k"))
             #expect(error?.isTampered == true)
             #expect(error?.path == state.deviceKeyPath)
+            expectHoldingRefusesTheKey(state)
             #expect(failure { try state.slot().write(.test("k"), .test("y")) }?.isTampered == true)
         }
     }
@@ -123,6 +124,29 @@ struct DeviceKeyTests {
             let error = refusal(state.slot(), .test("k"))
             #expect(error?.isTampered == true)
             #expect(error?.path == state.deviceKeyPath)
+            expectHoldingRefusesTheKey(state)
+        }
+    }
+
+    /// `holding` (status, the look before a prompt) reads only the key's header, and still refuses a key
+    /// that is damaged there or the wrong size.
+    private func expectHoldingRefusesTheKey(_ state: StateFolder, sourceLocation: SourceLocation = #_sourceLocation) {
+        guard case .unknown(let error) = state.slot().holding(.test("k")) else {
+            Issue.record("expected .unknown", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(error.isTampered, "\(error)", sourceLocation: sourceLocation)
+        #expect(error.path == state.deviceKeyPath, sourceLocation: sourceLocation)
+    }
+
+    @Test func holdingSaysAKeyFromAnotherMachineIsForeign() throws {
+        try withStateFolder { there throws in
+            try withStateFolder { here throws in
+                try there.slot(otherMachine).write(.test("k"), .test(secretMarker))
+                try here.slot(hereMachine).write(.test("k"), .test(secretMarker))
+                try overwrite(here.deviceKeyPath, with: try rawBytes(there.deviceKeyPath))
+                #expect(here.slot(hereMachine).holding(.test("k")) == .unknown(.foreignMachine(path: here.deviceKeyPath)))
+            }
         }
     }
 

@@ -174,6 +174,12 @@ struct SealedFileSlotPermissionTests {
             #expect(write?.isUnsafePermissions == true)
             #expect(write?.path == state.deviceKeyPath)
             #expect(!exists(state.slotPath("new")))
+            // The look before a prompt reads only the key's header, through the same checks.
+            guard case .unknown(let holding) = state.slot().holding(Self.name) else {
+                Issue.record("holding should be unknown")
+                return
+            }
+            #expect(holding.isUnsafePermissions && holding.path == state.deviceKeyPath, "\(holding)")
         }
     }
 
@@ -186,6 +192,11 @@ struct SealedFileSlotPermissionTests {
             let read = refusal(state.slot(), Self.name)
             #expect(read?.isUnsafePermissions == true)
             #expect(read?.path == state.deviceKeyPath)
+            guard case .unknown(let holding) = state.slot().holding(Self.name) else {
+                Issue.record("holding should be unknown")
+                return
+            }
+            #expect(holding.isUnsafePermissions && holding.path == state.deviceKeyPath, "\(holding)")
         }
     }
 }
