@@ -105,6 +105,27 @@ struct UsageTests {
         #expect(sb.wroteNothing)
     }
 
+    /// The whole screen, so a change to what `read` says about where the password comes from is deliberate.
+    @Test func readHelpScreenIsPinned() throws {
+        let sb = try Sandbox()
+        let r = try sb.vaultctl(["read", "--help"])
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdoutText == """
+            Usage: vaultctl read SLOT [--password-stdin]
+
+            Print a secret after a fresh PAM authentication.
+
+            Every read authenticates you again through PAM (service 'vaultctl'). The password comes from the \
+            program in VAULT_ASKPASS, or from the terminal; with --password-stdin, from the first line of standard \
+            input. The exact bytes are written to standard output, with a newline added only when it is a terminal.
+
+            Options:
+              --password-stdin  answer PAM from standard input, one line per question, instead of VAULT_ASKPASS or the terminal
+
+            """, "\(r.stdoutText)")
+        #expect(sb.wroteNothing)
+    }
+
     @Test func helpForUnknownCommandIs64() throws {
         let sb = try Sandbox()
         let r = try sb.vaultctl(["help", "frobnicate"])
