@@ -38,8 +38,8 @@ enum CommandKind: String, CaseIterable, Sendable {
         }
     }
 
-    /// Whether the command may ask PAM, and so takes `--password-stdin`. `store` never asks and reads the
-    /// secret itself from standard input.
+    /// Whether the command may ask PAM, and so takes `--password-stdin` (the command table adds it). `store`
+    /// never asks and reads the secret itself from standard input.
     var mayAskPAM: Bool {
         switch self {
         case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock:

@@ -10,6 +10,18 @@ struct Command: Sendable {
     let positionals: ClosedRange<Int>
     let options: [OptionSpec]
     let run: @Sendable (ParsedArguments, Context) throws(CommandFailure) -> Void
+
+    /// `options` are the command's own; every command that may ask PAM also takes `--password-stdin`.
+    init(kind: CommandKind, synopsis: String, abstract: String, discussion: String, positionals: ClosedRange<Int>,
+         options: [OptionSpec], run: @escaping @Sendable (ParsedArguments, Context) throws(CommandFailure) -> Void) {
+        self.kind = kind
+        self.synopsis = synopsis
+        self.abstract = abstract
+        self.discussion = discussion
+        self.positionals = positionals
+        self.options = options + (kind.mayAskPAM ? [CommandTable.passwordStdinOption] : [])
+        self.run = run
+    }
 }
 
 /// Every command vaultctl has, in the order help lists them.
@@ -18,7 +30,7 @@ enum CommandTable {
         "where to keep it: device (sealed file bound to this machine, the default) or sync (Secret Service item)")
     /// Every command that may ask PAM takes it.
     static let passwordStdinOption = OptionSpec.flag("password-stdin",
-        "answer PAM from standard input, one line per question, instead of VAULT_ASKPASS or the terminal")
+        "answer PAM from standard input, one line per question (usually just the password), instead of VAULT_ASKPASS or the terminal")
 
     static let all: [Command] = [
         Command(kind: .store, synopsis: "store SLOT [--mode device|sync] [--allow-supply]",
@@ -35,11 +47,11 @@ enum CommandTable {
                 abstract: "Print a secret after a fresh PAM authentication.",
                 discussion: """
                 Every read authenticates you again through PAM (service 'vaultctl'). The password comes from \
-                the program in VAULT_ASKPASS, or from the terminal; with --password-stdin, from the first line \
-                of standard input. The exact bytes are written to standard output, with a newline added only \
+                the program in VAULT_ASKPASS, or from the terminal; with --password-stdin, from standard input, \
+                one line per PAM question (usually just the password). The exact bytes are written to standard output, with a newline added only \
                 when it is a terminal.
                 """,
-                positionals: 1...1, options: [passwordStdinOption], run: ReadCommand.run),
+                positionals: 1...1, options: [], run: ReadCommand.run),
         Command(kind: .delete, synopsis: "delete SLOT",
                 abstract: "Remove a secret from both slots.",
                 discussion: "Removes the value from the device slot and the Secret Service, and its record.",
@@ -64,7 +76,7 @@ enum CommandTable {
                 source. Interrupted at any point, the secret stays readable.
                 """,
                 positionals: 1...1,
-                options: [.value("to", "MODE", choices: ["device", "sync"], "the slot to move it to"), passwordStdinOption],
+                options: [.value("to", "MODE", choices: ["device", "sync"], "the slot to move it to")],
                 run: MoveCommand.run),
         Command(kind: .recoveryGenerate, synopsis: "recovery generate [--mode device|sync]",
                 abstract: "Store a new random recovery code in slot 'recovery-code' (not shown).",
@@ -76,7 +88,7 @@ enum CommandTable {
         Command(kind: .recoveryShow, synopsis: "recovery show [--password-stdin]",
                 abstract: "Print the recovery code after a fresh PAM authentication.",
                 discussion: "",
-                positionals: 0...0, options: [passwordStdinOption], run: RecoveryCommand.show),
+                positionals: 0...0, options: [], run: RecoveryCommand.show),
         Command(kind: .recoveryStatus, synopsis: "recovery status [--json]",
                 abstract: "Where the recovery code is, and whether you marked this code as copied.",
                 discussion: """
@@ -99,8 +111,7 @@ enum CommandTable {
                 does COMMAND exiting 0 while CHECK still says the target is locked.
                 """,
                 positionals: 2...Int.max,
-                options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked"),
-                          passwordStdinOption],
+                options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked")],
                 run: SupplyCommand.supply),
         Command(kind: .askpass, synopsis: "askpass SLOT [--if-locked CHECK] [--password-stdin] [--] [PROMPT]",
                 abstract: "Print a secret for SSH_ASKPASS / SUDO_ASKPASS / GIT_ASKPASS, after the supply checks.",
@@ -110,13 +121,12 @@ enum CommandTable {
                 so a prompt that starts with '-' is not read as an option.
                 """,
                 positionals: 1...2,
-                options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked"),
-                          passwordStdinOption],
+                options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked")],
                 run: SupplyCommand.askpass),
         Command(kind: .allowSupply, synopsis: "allow-supply SLOT on|off [--password-stdin]",
                 abstract: "Allow or forbid handing a slot to other programs (turning it on needs PAM).",
                 discussion: "The permission is kept on this machine (in the state folder); the default comes from the policy.",
-                positionals: 2...2, options: [passwordStdinOption], run: SupplyCommand.allow),
+                positionals: 2...2, options: [], run: SupplyCommand.allow),
         Command(kind: .lock, synopsis: "lock",
                 abstract: "Lock the vault (and ask the Secret Service to lock its collection). No password.",
                 discussion: """
@@ -127,7 +137,7 @@ enum CommandTable {
         Command(kind: .unlock, synopsis: "unlock [--password-stdin]",
                 abstract: "Unlock the vault: needs a nearby session and PAM.",
                 discussion: "",
-                positionals: 0...0, options: [passwordStdinOption], run: LockCommand.unlock),
+                positionals: 0...0, options: [], run: LockCommand.unlock),
         Command(kind: .log, synopsis: "log [--json] [--limit N]",
                 abstract: "Show the audit log: gated commands, refusals and supplies (never secrets).",
                 discussion: "",

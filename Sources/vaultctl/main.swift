@@ -4,6 +4,7 @@ import Glibc
 import Vault
 
 /// parse → call → render → exit code.
+Hardening.ensureStandardDescriptors()  // before anything is opened
 let arguments = ProcessArguments.current()  // before hardening: a non-dumpable process may not read /proc/self
 Hardening.apply()
 signal(SIGPIPE, SIG_IGN)

@@ -78,7 +78,8 @@ struct PasswordStdinTests {
         }
         #expect(r.status == 77, "\(r)")
         #expect(r.stdout.isEmpty)
-        #expect(r.stderr.contains("standard input ended before a password line (--password-stdin)"), "\(r.stderr)")
+        #expect(r.stderr.contains("standard input ended before a line for PAM's question"), "\(r.stderr)")
+        #expect(r.stderr.contains("leave the option out"), "says what to do: \(r.stderr)")
         #expect(r.stderr.split(separator: "\n").count == 1, "one line: \(r.stderr)")
     }
 
@@ -110,13 +111,170 @@ struct PasswordStdinTests {
         let secret = TestData.binarySecret(name)
         try sb.storeSuppliable(name, secret)
         let consumer = try sb.makeConsumer()
-        let check = try sb.makeCheckUnlockedByDelivery()
+        let (check, checkStdin) = try sb.makeStdinRecordingCheckUnlockedByDelivery()
 
         let r = try sb.vaultctlCounted(["supply", name, "--if-locked", check.path, "--password-stdin", "--", consumer.path],
                                        password: .wrong, stdin: Self.rightLine)
         #expect(r.status == 0, "\(r)")
         #expect(consumer.stdin == secret)
         #expect(!(consumer.stdin ?? []).contains(bytes: Array(Fixtures.pamPassword.utf8)))
+        #expect(check.runs == 3, "before the prompt, before delivery, once after")
+        #expect(FileBytes.read(checkStdin) == [], "the check read its standard input and found nothing")
         #expect(sb.askpassCalls == 0)
+    }
+
+    // MARK: Every command that may ask PAM
+
+    /// Each command that may ask PAM, run so that it asks, with the right password only on standard input
+    /// (VAULT_ASKPASS gives a wrong one and counts its calls).
+    @Test(arguments: ["move", "recovery show", "askpass", "allow-supply", "unlock"])
+    func everyGatedCommandTakesThePasswordFromStandardInput(_ command: String) throws {
+        let noBus = "unix:path=/nonexistent"  // unlock's lock comes first; it must not lock the shared keyring
+        let sb = command == "unlock" ? try Sandbox(busAddress: noBus) : try Sandbox()
+        let name = sb.uniqueSlot("pw-cmd")
+        let args: [String]
+        switch command {
+        case "move":
+            try sb.store(name, TestData.textSecret(name))
+            args = ["move", name, "--to", "sync"]
+        case "recovery show":
+            let made = try sb.vaultctl(["recovery", "generate"])
+            try #require(made.status == 0, "\(made)")
+            args = ["recovery", "show"]
+        case "askpass":
+            try sb.storeSuppliable(name, TestData.textSecret(name))
+            args = ["askpass", name]
+        case "allow-supply":
+            try sb.store(name, TestData.textSecret(name))
+            args = ["allow-supply", name, "on"]
+        default:
+            let lock = try sb.vaultctl(["lock"])
+            try #require(lock.status == 0, "\(lock)")
+            args = ["unlock"]
+        }
+        let r = try sb.vaultctlCounted(args + ["--password-stdin"], password: .wrong, stdin: Self.rightLine)
+        #expect(r.status == 0, "\(command): \(r)")
+        #expect(sb.askpassCalls == 0, "\(command) did not run the askpass program")
+        if command == "askpass" { #expect(r.stdout == TestData.textSecret(name)) }
+        if command == "move" { #expect(try sb.listed()[name] == ["sync"]) }
+        if command == "recovery show" { #expect(r.stdoutText.count >= 39, "the code: \(r.stdoutText)") }
+        if command == "move" { _ = try sb.vaultctl(["delete", name]) }  // the item is on the shared keyring
+    }
+
+    // MARK: What is counted and what is not
+
+    @Test func endsOfInputBeforeAnyAnswerAreNotCounted() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("pw-eof")
+        try sb.store(name, TestData.textSecret(name))
+
+        for _ in 1...3 {
+            let r = try Sandbox.repeatingPAMWrapperRaces {
+                try sb.vaultctl(["read", name, "--password-stdin"], stdin: .null, askpass: .unset)
+            }
+            #expect(r.status == 77, "\(r)")
+        }
+        let r = try Sandbox.repeatingPAMWrapperRaces {
+            try sb.vaultctl(["read", name, "--password-stdin"], stdin: Self.rightLine, askpass: .unset)
+        }
+        #expect(r.status == 0, "three ends of input used up no tries: \(r)")
+        let lines = try JSONLines.parse(sb.auditFileLines.joined(separator: "\n"))
+        #expect(!lines.contains { $0["result"] as? String == "failed" }, "\(sb.auditFileLines)")
+    }
+
+    /// With descriptor 0 closed, the first file vaultctl opened would become its standard input, and a line
+    /// read from it a counted guess; vaultctl puts /dev/null there first.
+    @Test func aClosedStandardInputIsAnEndOfInputNotAGuess() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("pw-closed")
+        try sb.store(name, TestData.textSecret(name))
+
+        let r = try Sandbox.repeatingPAMWrapperRaces {
+            try sb.vaultctl(["read", name, "--password-stdin"], stdin: .closed, askpass: .unset)
+        }
+        #expect(r.status == 77, "\(r)")
+        #expect(r.stderr.contains("standard input ended"), "\(r.stderr)")
+        let lines = try JSONLines.parse(sb.auditFileLines.joined(separator: "\n"))
+        #expect(!lines.contains { $0["result"] as? String == "failed" }, "\(sb.auditFileLines)")
+    }
+
+    @Test func aWrongPasswordAppearsNowhere() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("pw-quiet")
+        try sb.store(name, TestData.textSecret(name))
+
+        let r = try Sandbox.repeatingPAMWrapperRaces {
+            try sb.vaultctl(["read", name, "--password-stdin"], stdin: Self.wrongLine, askpass: .unset)
+        }
+        #expect(r.status == 77, "\(r)")
+        #expect(!r.stderr.contains(Fixtures.wrongPassword))
+        #expect(!(FileText.read(sb.auditLogPath) ?? "").contains(Fixtures.wrongPassword))
+        #expect(!(FileText.read(sb.auditLogPath) ?? "").isEmpty, "the attempt was logged")
+    }
+
+    @Test(arguments: [Array(repeating: UInt8(ascii: "a"), count: 4097) + [0x0A], Array("e2e\u{0}pam\n".utf8)])
+    func aLineNoPasswordCanBeIs77AndNotCounted(_ line: [UInt8]) throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("pw-bad-line")
+        try sb.store(name, TestData.textSecret(name))
+
+        let r = try Sandbox.repeatingPAMWrapperRaces {
+            try sb.vaultctl(["read", name, "--password-stdin"], stdin: .bytes(line), askpass: .unset)
+        }
+        #expect(r.status == 77, "\(r)")
+        #expect(r.stderr.contains("Not authenticated"), "\(r.stderr)")
+        let lines = try JSONLines.parse(sb.auditFileLines.joined(separator: "\n"))
+        #expect(!lines.contains { $0["result"] as? String == "failed" }, "\(sb.auditFileLines)")
+    }
+
+    @Test func aLineEndingInCRLFIsThePasswordWithoutTheCR() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("pw-crlf")
+        try sb.store(name, TestData.textSecret(name))
+
+        let r = try Sandbox.repeatingPAMWrapperRaces {
+            try sb.vaultctl(["read", name, "--password-stdin"], stdin: .text("\(Fixtures.pamPassword)\r\n"), askpass: .unset)
+        }
+        #expect(r.status == 0, "\(r)")
+    }
+
+    /// A stack that asks twice (a second factor after the password, here pam_matrix twice): one line on
+    /// standard input answers the first question only. The password was handed over, so the attempt counts,
+    /// whatever the second question's fate; otherwise a guesser would get free tries.
+    @Test func aPasswordGivenToAStackThatAsksTwiceCountsEvenWhenTheSecondQuestionGoesUnanswered() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("pw-2fa")
+        try sb.store(name, TestData.textSecret(name))
+        let stack = try Self.twoQuestionStack(in: sb)
+
+        let both = try Sandbox.repeatingPAMWrapperRaces {
+            try sb.vaultctl(["read", name, "--password-stdin"], stdin: .text("\(Fixtures.pamPassword)\n\(Fixtures.pamPassword)\n"),
+                            askpass: .unset, overriding: stack)
+        }
+        #expect(both.status == 0, "two lines answer two questions: \(both)")
+
+        let one = try Sandbox.repeatingPAMWrapperRaces {
+            try sb.vaultctl(["read", name, "--password-stdin"], stdin: Self.wrongLine, askpass: .unset, overriding: stack)
+        }
+        #expect(one.status == 77, "\(one)")
+        #expect(one.stderr.contains("Authentication failed"), "counted as a failed attempt: \(one.stderr)")
+        let lines = try JSONLines.parse(sb.auditFileLines.joined(separator: "\n"))
+        #expect(lines.filter { $0["result"] as? String == "failed" }.count == 1, "\(sb.auditFileLines)")
+    }
+
+    /// A pam_wrapper service folder whose `vaultctl` service asks for the password twice.
+    static func twoQuestionStack(in sb: Sandbox) throws -> [String: String] {
+        let shared = try #require(try Fixtures.pamEnvironment.get()["PAM_WRAPPER_SERVICE_DIR"])
+        let passdb = "\(Paths.folder(of: shared))/passdb"
+        // pam_matrix's path, from the shared stack's first line ("auth required /…/pam_matrix.so passdb=…").
+        let firstLine = try #require(FileText.read("\(shared)/vaultctl")?.split(separator: "\n").first)
+        let matrix = try #require(firstLine.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+            .first { $0.hasSuffix("pam_matrix.so") })
+        let folder = "\(sb.root)/pam-two-questions"
+        mkdir(folder, 0o700)
+        let service = "auth required \(matrix) passdb=\(passdb)\nauth required \(matrix) passdb=\(passdb)\naccount required \(matrix) passdb=\(passdb)\n"
+        try #require(FileText.write("\(folder)/vaultctl", service, mode: 0o644))
+        try #require(FileText.write("\(folder)/other", "auth required \(matrix) passdb=/nonexistent\n", mode: 0o644))
+        return ["PAM_WRAPPER_SERVICE_DIR": folder]
     }
 }

@@ -116,11 +116,12 @@ struct UsageTests {
             Print a secret after a fresh PAM authentication.
 
             Every read authenticates you again through PAM (service 'vaultctl'). The password comes from the \
-            program in VAULT_ASKPASS, or from the terminal; with --password-stdin, from the first line of standard \
-            input. The exact bytes are written to standard output, with a newline added only when it is a terminal.
+            program in VAULT_ASKPASS, or from the terminal; with --password-stdin, from standard input, one line \
+            per PAM question (usually just the password). The exact bytes are written to standard output, with a \
+            newline added only when it is a terminal.
 
             Options:
-              --password-stdin  answer PAM from standard input, one line per question, instead of VAULT_ASKPASS or the terminal
+              --password-stdin  answer PAM from standard input, one line per question (usually just the password), instead of VAULT_ASKPASS or the terminal
 
             """, "\(r.stdoutText)")
         #expect(sb.wroteNothing)

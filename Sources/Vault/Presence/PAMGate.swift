@@ -44,6 +44,12 @@ public struct PAMGate: AnswerReportingGate {
         let text = String(cString: pam_strerror(handle, rc))
         pam_end(handle, rc)
         if rc == PAM_SUCCESS { return }
+        if !authenticated && context.answered, let failure = context.failure {
+            // A password was handed over, then a later question went unanswered (a stack that asks twice,
+            // an askpass that answers once, standard input that ends): still a guess PAM judged. Reporting
+            // it as "not authenticated" would give a guesser free tries.
+            throw .authenticationFailed("PAM did not authenticate '\(user)' after a password was given (\(failure.conversationReason))")
+        }
         if let failure = context.failure { throw failure }
         if authenticated {
             // The password was right; the account check said no. Not a guess.
@@ -56,6 +62,14 @@ public struct PAMGate: AnswerReportingGate {
             throw .authenticationFailed("PAM rejected the password for '\(user)' (\(text))")
         }
         throw .authenticationUnavailable("PAM failed for service '\(PAMGate.service)': \(text)")
+    }
+}
+
+extension VaultError {
+    /// The words of a conversation failure (always `notAuthenticated`), for quoting inside another error.
+    fileprivate var conversationReason: String {
+        if case .notAuthenticated(let why) = self { return why }
+        return "the conversation failed"
     }
 }
 

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Slots
 
 /// Where the PAM conversation gets its answers: standard input when the command was given
@@ -6,8 +9,8 @@ import Slots
 public enum PasswordSource: Sendable {
     case askpass(String)
     case terminal
-    /// One line of standard input per question, as `sudo -S` and `docker login --password-stdin` take it.
-    /// No prompt is shown: nobody reads one on a pipe.
+    /// One line of standard input per question, as `sudo -S` and `docker login --password-stdin` take it
+    /// (a trailing CR is dropped). No prompt is shown: nobody reads one on a pipe.
     case standardInput
     case none
 
@@ -51,13 +54,16 @@ public enum PasswordSource: Sendable {
             }
         case .standardInput:
             switch SecretReader.readLine(fd: 0, limit: PasswordSource.limit) {
-            case .line(let s): return .success(s)
+            case .line(let s):
+                // A line from a file saved with CRLF ends in "\r", which nobody typed as part of a password.
+                if s.withUnsafeBytes({ $0.last == 0x0D }) { s.truncate(to: s.count - 1) }
+                return .success(s)
             case .endOfInput:
-                return .failure(.notAuthenticated("standard input ended before a password line (--password-stdin)"))
+                return .failure(.notAuthenticated("standard input ended before a line for PAM's question; with --password-stdin give one line per question (usually just the password), or leave the option out"))
             case .tooLong:
-                return .failure(.notAuthenticated("the password line on standard input is longer than \(PasswordSource.limit) bytes"))
+                return .failure(.notAuthenticated("the line on standard input is longer than \(PasswordSource.limit) bytes, more than any password"))
             case .failed(let e):
-                return .failure(.notAuthenticated("could not read the password from standard input (error \(e))"))
+                return .failure(.notAuthenticated("could not read standard input for --password-stdin (\(String(cString: strerror(e))))"))
             }
         case .terminal:
             guard let s = Terminal.readSecret(prompt: prompt, limit: PasswordSource.limit) else {

@@ -12,6 +12,19 @@ public enum Hardening {
         _ = vaultctl_set_dumpable(0)
     }
 
+    /// Opens `/dev/null` on any of descriptors 0, 1 and 2 that is closed (`vaultctl read s <&-`), as
+    /// setuid programs do. Otherwise the first file vaultctl opens would become standard input or output:
+    /// a password line read from a lock file, a secret written into one. Done before anything is opened.
+    public static func ensureStandardDescriptors() {
+        for fd: Int32 in 0...2 where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
+            let opened = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY)
+            if opened >= 0 && opened != fd {
+                _ = dup2(opened, fd)
+                _ = close(opened)
+            }
+        }
+    }
+
     /// Whether core dumps are off for this process (for tests and `--version`-style diagnostics).
     public static var coreDumpsOff: Bool {
         var current = rlimit()

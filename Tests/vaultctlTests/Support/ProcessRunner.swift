@@ -12,6 +12,8 @@ enum Stdin: Sendable {
     case bytes([UInt8])
     /// A pseudo-terminal nobody types on (not the child's controlling terminal: `isatty(0)` is true).
     case terminal
+    /// No descriptor 0 at all (`<&-`).
+    case closed
 
     static func text(_ s: String) -> Stdin { .bytes(Array(s.utf8)) }
 }
@@ -90,7 +92,7 @@ enum ProcessRunner {
         var terminalMaster: Int32 = -1
         defer { if terminalMaster >= 0 { close(terminalMaster) } }
         switch stdin {
-        case .null:
+        case .null, .closed:
             childStdin = open("/dev/null", O_RDONLY | O_CLOEXEC)
         case .terminal:
             guard let (master, name) = PseudoTerminal.open() else { fatalError("no pseudo-terminal: errno \(errno)") }
@@ -105,7 +107,11 @@ enum ProcessRunner {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, childStdin, 0)
+        if case .closed = stdin {
+            posix_spawn_file_actions_addclose(&actions, 0)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, childStdin, 0)
+        }
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
         // Descriptors other code in the test process left without close-on-exec (Foundation's atomic writes

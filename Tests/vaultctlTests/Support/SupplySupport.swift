@@ -137,6 +137,15 @@ extension Sandbox {
         return check
     }
 
+    /// `makeCheckUnlockedByDelivery`, also appending whatever it finds on its standard input to `stdinFile`.
+    func makeStdinRecordingCheckUnlockedByDelivery() throws -> (check: CheckScript, stdinFile: String) {
+        let folder = try makeSubfolder("check")
+        let check = CheckScript(path: "\(folder)/check", runsFile: "\(folder)/runs")
+        let stdinFile = "\(folder)/stdin"
+        try writeScript(check.path, "cat >> '\(stdinFile)'\necho run >> '\(check.runsFile)'\n[ \"$(wc -l < '\(check.runsFile)')\" -le 2 ]\n")
+        return (check, stdinFile)
+    }
+
     /// A check that exits 0 on its first run and 1 on every later one: the target was unlocked meanwhile.
     func makeUnlockingCheck() throws -> CheckScript {
         let folder = try makeSubfolder("check")
