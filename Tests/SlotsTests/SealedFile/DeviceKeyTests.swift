@@ -159,6 +159,9 @@ struct DeviceKeyTests {
             let error = refusal(state.slot(), .test("k"))
             #expect(error?.isTampered == true)
             #expect(error?.path == state.slotPath("k"))
+            // The trade-off of reading only the header before PAM: damage to the random bytes shows at the
+            // read (after the prompt), not in the look before it.
+            #expect(state.slot().holding(.test("k")) == .holds(locked: false))
         }
     }
 }
