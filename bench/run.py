@@ -780,7 +780,7 @@ def report(b: Bench, results: dict[int, list[Cmd]], started: float, elapsed: flo
         "- \"Swift start-up\" rows are one-line programs built in this run with `swiftc -O` (Glibc alone; "
         "FoundationEssentials or Foundation with one `JSONDecoder` call; static or shared stdlib): what each "
         "choice of imports and linking costs before a command does anything. vaultctl imports no Foundation, "
-        "links the stdlib and libstdc++ statically (`make release`), and speaks D-Bus itself instead of loading "
+        "links the stdlib, libstdc++ and libgcc statically (`make release`), and speaks D-Bus itself instead of loading "
         "libsecret's GLib stack."
         + (f" The release binary loads {', '.join(b.needed)} (`readelf -d`)." if b.needed else ""),
         "- vaultctl: `read`/`status` of one slot; `list` names every slot of both backends; `store` replaces one "
