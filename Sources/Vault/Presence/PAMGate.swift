@@ -44,17 +44,17 @@ public struct PAMGate: AnswerReportingGate {
         let text = String(cString: pam_strerror(handle, rc))
         pam_end(handle, rc)
         if rc == PAM_SUCCESS { return }
-        if !authenticated && context.answered, let failure = context.failure {
+        if authenticated {
+            // The password was right; the account check said no. Not a guess.
+            throw .accountRefused("PAM refused the account '\(user)': \(text)")
+        }
+        if context.answered, let failure = context.failure {
             // A password was handed over, then a later question went unanswered (a stack that asks twice,
             // an askpass that answers once, standard input that ends): still a guess PAM judged. Reporting
             // it as "not authenticated" would give a guesser free tries.
             throw .authenticationFailed("PAM did not authenticate '\(user)' after a password was given (\(failure.conversationReason))")
         }
         if let failure = context.failure { throw failure }
-        if authenticated {
-            // The password was right; the account check said no. Not a guess.
-            throw .accountRefused("PAM refused the account '\(user)': \(text)")
-        }
         // Any failed authentication after a password was given counts as a wrong guess, whatever PAM's code:
         // no error path may give a guesser free tries.
         if context.answered || rc == PAM_AUTH_ERR || rc == PAM_USER_UNKNOWN || rc == PAM_MAXTRIES
@@ -79,7 +79,7 @@ private final class Conversation {
     let source: PasswordSource
     let reason: String
     var failure: VaultError?
-    /// Whether a password was handed to PAM.
+    /// Whether a password was handed to PAM: a conversation call that returned its answers.
     var answered = false
     let onAnswer: () -> Void
 
@@ -108,8 +108,6 @@ private func converse(_ count: Int32,
         case PAM_PROMPT_ECHO_OFF, PAM_PROMPT_ECHO_ON:
             switch context.source.answer(text, echo: style == PAM_PROMPT_ECHO_ON, context: context.reason) {
             case .success(let secret):
-                if !context.answered { context.onAnswer() }
-                context.answered = true
                 replies[i].resp = secret.withUnsafeBytes { raw -> UnsafeMutablePointer<CChar>? in
                     guard let p = malloc(raw.count + 1) else { return nil }
                     p.copyMemory(from: raw.baseAddress!, byteCount: raw.count)
@@ -128,6 +126,12 @@ private func converse(_ count: Int32,
             wipeAndFree(replies, upTo: i)
             return PAM_CONV_ERR
         }
+    }
+    // Only now does PAM get the answers: a call that fails part-way hands over nothing.
+    let answeredSomething = (0..<Int(count)).contains { replies[$0].resp != nil }
+    if answeredSomething {
+        if !context.answered { context.onAnswer() }
+        context.answered = true
     }
     responses.pointee = replies
     return PAM_SUCCESS

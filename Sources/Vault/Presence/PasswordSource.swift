@@ -61,7 +61,7 @@ public enum PasswordSource: Sendable {
             case .endOfInput:
                 return .failure(.notAuthenticated("standard input ended before a line for PAM's question; with --password-stdin give one line per question (usually just the password), or leave the option out"))
             case .tooLong:
-                return .failure(.notAuthenticated("the line on standard input is longer than \(PasswordSource.limit) bytes, more than any password"))
+                return .failure(.notAuthenticated("the line on standard input is longer than \(PasswordSource.limit) bytes, more than any password; give the password alone on the first line"))
             case .failed(let e):
                 return .failure(.notAuthenticated("could not read standard input for --password-stdin (\(String(cString: strerror(e))))"))
             }

@@ -198,9 +198,13 @@ extension Sandbox {
     /// gets the PAM environment) could not set itself up: `pam_start` failed (78, "PAM could not start"), or
     /// its constructor lost a race for a `/tmp/pam.X` folder with another starting process and called
     /// `exit(1)` before vaultctl ran, which leaves status 1 and nothing but `PWRAP_` lines on stderr. vaultctl
-    /// itself never fails without a line on stderr.
+    /// itself never fails without a line on stderr. The same race in the askpass child (which inherits the
+    /// PAM environment) ends a fixture program that gives the right password (`correct`, `askpass-correct`)
+    /// with 1 before it prints: vaultctl then says that program exited with status 1, which it never does
+    /// by itself.
     static func isPAMWrapperStartFailure(_ r: ProcessResult) -> Bool {
         isPAMWrapperRace(r) || (r.status == 1 && r.droppingPAMWrapperNoise().stderr.trimmingSpaces().isEmpty && r.stdout.isEmpty)
+            || (r.status == 77 && r.stderr.contains("correct exited with status 1"))
     }
 
     /// Runs `body` again (at most 6 times in all) while pam_wrapper failed to start.
