@@ -240,7 +240,10 @@ def capture(cmd: Cmd) -> tuple[int, bytes, str]:
 class Bench:
     def __init__(self, args: argparse.Namespace):
         self.args = args
-        self.work = tempfile.mkdtemp(prefix="vb-", dir="/tmp")  # short: gpg-agent socket paths
+        # On disk, where a user's state is (run.sh may put a private tmpfs on /tmp); short, for gpg-agent's
+        # socket paths.
+        self.private_tmp = os.environ.get("VAULTCTL_BENCH_PRIVATE_TMP") == "1"
+        self.work = tempfile.mkdtemp(prefix="vb-", dir="/var/tmp" if os.path.isdir("/var/tmp") else "/tmp")
         os.chmod(self.work, 0o700)
         self.started_bus = False
         self.gnupg_home: str | None = None
@@ -782,6 +785,11 @@ def report(b: Bench, results: dict[int, list[Cmd]], started: float, elapsed: flo
         "Without the option it runs `VAULT_ASKPASS`, a two-line `/bin/sh` script; that fork+exec is part of "
         "those rows and is shown alone as \"askpass script alone\" (and under pam_wrapper, which it inherits "
         "here). `vaultctl help` is the binary's start-up floor.",
+        ("- pam_wrapper's folders (`/tmp/pam.X`) were on a private tmpfs (a mount namespace of the benchmark's "
+         "own, `bench/run.sh`); vaultctl's and the peers' state was on disk (`/var/tmp`)." if b.private_tmp else
+         "- pam_wrapper's folders (`/tmp/pam.X`) were on the shared `/tmp` (no private tmpfs: not root, no mount "
+         "namespace, or the checkout is under /tmp), whose file creation can be slow right after a test suite; "
+         "the pam_wrapper start-up figures carry that."),
         "- pam_wrapper gives every process it is preloaded into a folder `/tmp/pam.X` and removes it at exit; "
         "dash (the askpass script) ends with `_exit`, so its folder stays, and every stale folder slows each "
         "later pam_wrapper start-up. After each run under pam_wrapper the harness removes the folders of "
