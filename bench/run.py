@@ -490,17 +490,18 @@ class Bench:
         gs = {**g, "VAULT_ASKPASS": "/bin/false"}
         lookup = Cmd("st-lookup", "`secret-tool lookup` (1 item)", ["secret-tool", "lookup", "xdg:schema", SCHEMA, "slot", "sync-0000"], e, group="peer")
         cmds = [
-            # The gated reads answer PAM from standard input (--password-stdin): one line from a pipe, no second
-            # process. VAULT_ASKPASS is /bin/false for them, so a read that ignored the option would fail.
-            # The -askpass rows are the same reads answered by the VAULT_ASKPASS script.
-            Cmd("read-dev", "`vaultctl read --password-stdin` device (gated)", [v, "read", "dev-0000", "--password-stdin"], gs,
-                stdin=PAM_LINE, target=("st-lookup", 0.5)),
-            Cmd("read-sync", "`vaultctl read --password-stdin` sync (gated)", [v, "read", "sync-0000", "--password-stdin"], gs,
-                stdin=PAM_LINE, target=("st-lookup", 1.2)),
-            Cmd("read-dev-askpass", "`vaultctl read` device (gated, password from the VAULT_ASKPASS script)", [v, "read", "dev-0000"], g,
-                leaves_pam_folder=True),
-            Cmd("read-sync-askpass", "`vaultctl read` sync (gated, password from the VAULT_ASKPASS script)", [v, "read", "sync-0000"], g,
-                leaves_pam_folder=True),
+            # The gated reads the targets judge take the password from the VAULT_ASKPASS script (the SSH_ASKPASS
+            # convention: a second process, which inherits pam_wrapper here). The -stdin rows are the same reads
+            # answered from standard input (--password-stdin), no second process; VAULT_ASKPASS is /bin/false
+            # for them, so a read that ignored the option would fail.
+            Cmd("read-dev", "`vaultctl read` device (gated, password from the VAULT_ASKPASS script)", [v, "read", "dev-0000"], g,
+                target=("st-lookup", 0.5), leaves_pam_folder=True),
+            Cmd("read-sync", "`vaultctl read` sync (gated, password from the VAULT_ASKPASS script)", [v, "read", "sync-0000"], g,
+                target=("st-lookup", 1.2), leaves_pam_folder=True),
+            Cmd("read-dev-stdin", "`vaultctl read --password-stdin` device (gated)", [v, "read", "dev-0000", "--password-stdin"], gs,
+                stdin=PAM_LINE),
+            Cmd("read-sync-stdin", "`vaultctl read --password-stdin` sync (gated)", [v, "read", "sync-0000", "--password-stdin"], gs,
+                stdin=PAM_LINE),
             Cmd("status-dev", "`vaultctl status` device slot", [v, "status", "dev-0000"], e, target=("st-lookup", 0.5)),
             Cmd("status-sync", "`vaultctl status` sync slot", [v, "status", "sync-0000"], e, target=("st-lookup", 0.5)),
             Cmd("list", "`vaultctl list` (both backends)", [v, "list"], e),
@@ -546,9 +547,9 @@ class Bench:
                 raise BenchError(f"{cmds[key].label}: expected {what}, got exit {rc}, "
                                  f"stdout {out[:200]!r}, stderr {err[-600:]!r}")
             return out
-        for key in ("read-dev", "read-dev-askpass"):
+        for key in ("read-dev", "read-dev-stdin"):
             expect(key, lambda o: o == self.values["dev-0000"], "the stored bytes")
-        for key in ("read-sync", "read-sync-askpass"):
+        for key in ("read-sync", "read-sync-stdin"):
             expect(key, lambda o: o == self.values["sync-0000"], "the stored bytes")
         expect("st-lookup", lambda o: o == self.values["sync-0000"], "the stored bytes")
         expect("status-dev", lambda o: b"cannot-leave-device" in o, "cannot-leave-device")
@@ -702,10 +703,10 @@ def report(b: Bench, results: dict[int, list[Cmd]], started: float, elapsed: flo
         "Every time is a ratio to `secret-tool lookup` of one item measured in the same rounds on the same "
         "bus. The PAM module's own cost is out of the picture: the gated reads authenticate through pam_matrix "
         "under pam_wrapper (`scripts/pam-stack.sh`), against a private gnome-keyring (`scripts/secret-service.sh`). "
-        "They take the password with `--password-stdin`: one line read from a pipe and no second process, the "
-        "closest measured stand-in for a person typing at the terminal prompt (which is not measured itself). "
-        "The rows \"password from the VAULT_ASKPASS script\" are the same reads answered by a `/bin/sh` askpass "
-        "program, a second process, which under this rig starts pam_wrapper again.",
+        "They take the password from a `VAULT_ASKPASS` program, a two-line `/bin/sh` script (the `SSH_ASKPASS` "
+        "convention: a second process, which under this rig starts pam_wrapper again). The `--password-stdin` "
+        "rows are the same reads with the password as one line on standard input and no second process, the "
+        "closest measured stand-in for a person typing at the terminal prompt (which is not measured itself).",
         "",
     ]
     summary: list[tuple[str, bool, str, int]] = []
@@ -726,17 +727,17 @@ def report(b: Bench, results: dict[int, list[Cmd]], started: float, elapsed: flo
                         f"{'—' if peak_mib(c) is None else f'{peak_mib(c):.1f}'} | {cell} |")
         # Where a gated device read's time goes, from rows of this same run: the test PAM stack (pam_wrapper)
         # starts in vaultctl, and again in an askpass child, costs a real system does not have.
-        need = ("read-dev", "read-dev-askpass", "help", "help-pam")
+        need = ("read-dev", "read-dev-stdin", "help", "help-pam", "askpass", "askpass-pam")
         if all(k in by_key for k in need):
-            read, via_askpass = median_ms(by_key["read-dev"]), median_ms(by_key["read-dev-askpass"])
-            rig = median_ms(by_key["help-pam"]) - median_ms(by_key["help"])
-            own = read - median_ms(by_key["help-pam"])
-            rows += ["", f"Of the gated device read's {fmt_ms(read)} ms: {fmt_ms(median_ms(by_key['help-pam']))} ms is "
-                     f"vaultctl starting under pam_wrapper ({fmt_ms(rig)} ms of it pam_wrapper's own start-up, which "
-                     f"a real system does not have), and {fmt_ms(own)} ms the rest (PAM conversation, rate limit, "
-                     f"files, decryption, audit line). Answered by the VAULT_ASKPASS script instead, the read takes "
-                     f"{fmt_ms(via_askpass)} ms ({via_askpass / base:.2f}×): {fmt_ms(via_askpass - read)} ms more for "
-                     "a second process, which here starts pam_wrapper again."]
+            read, stdin_read = median_ms(by_key["read-dev"]), median_ms(by_key["read-dev-stdin"])
+            start, script = median_ms(by_key["help-pam"]), median_ms(by_key["askpass-pam"])
+            rig = (start - median_ms(by_key["help"])) + (script - median_ms(by_key["askpass"]))
+            rows += ["", f"Of the gated device read's {fmt_ms(read)} ms: {fmt_ms(start)} ms is vaultctl starting under "
+                     f"pam_wrapper, {fmt_ms(script)} ms the askpass script under pam_wrapper, and "
+                     f"{fmt_ms(read - start - script)} ms the rest (PAM conversation, rate limit, files, decryption, "
+                     f"audit line). pam_wrapper starting in both processes is {fmt_ms(rig)} ms of it, a cost a real "
+                     f"system does not have. With --password-stdin (no second process) the read takes "
+                     f"{fmt_ms(stdin_read)} ms ({stdin_read / base:.2f}×)."]
         tables += rows
 
     # Targets: one line each, the worst size decides.
@@ -758,7 +759,7 @@ def report(b: Bench, results: dict[int, list[Cmd]], started: float, elapsed: flo
         extra = f" — {worst[3].split(' peak')[0]}" if "peak RSS" in what else ""
         out.append(f"| {what} | {verdict} | {worst[1]} ({worst[2]}){extra} |")
     via = []
-    for key, name, target_key in (("read-dev-askpass", "device", "read-dev"), ("read-sync-askpass", "sync", "read-sync")):
+    for key, name, target_key in (("read-dev-stdin", "device", "read-dev"), ("read-sync-stdin", "sync", "read-sync")):
         cells, limit = [], None
         for n in sizes:
             by = {c.key: c for c in results[n]}
@@ -769,8 +770,8 @@ def report(b: Bench, results: dict[int, list[Cmd]], started: float, elapsed: flo
         if cells and limit is not None:
             via.append(f"{name} (≤ {limit:g}×): {', '.join(cells)}")
     if via:
-        out += ["", "The same gated reads with the password from the VAULT_ASKPASS script, judged by the same targets "
-                "(information, not the target rows): " + "; ".join(via) + "."]
+        out += ["", "The same gated reads with the password as a line on standard input (`--password-stdin`), judged "
+                "by the same targets (information, not the target rows): " + "; ".join(via) + "."]
     out += tables
     out += ["", "## Notes", ""]
     out += [
