@@ -48,6 +48,8 @@ step "VAULT_ASKPASS=./askpass vaultctl read github" gated "$work/askpass" read g
 step "secret-tool lookup xdg:schema org.vaultctl.Slot slot github   # the same item, seen by libsecret" \
   bash -c 'secret-tool lookup xdg:schema org.vaultctl.Slot slot github; echo'
 step "VAULT_ASKPASS=./wrong-askpass vaultctl read wifi   # wrong password: nothing on stdout" gated "$work/wrong-askpass" read wifi
+step "./askpass | vaultctl read wifi --password-stdin   # the password as a line on stdin (scripts, managers)" \
+  bash -c '"$1" | { source "$2/pam/env"; "$3" read wifi --password-stdin; }; rc=$?; [ "$rc" != 0 ] || echo; exit $rc' _ "$work/askpass" "$work" "$bin"
 echo
 step "vaultctl delete wifi" vaultctl delete wifi
 step "vaultctl delete github" vaultctl delete github
