@@ -207,6 +207,26 @@ struct PasswordStdinTests {
         #expect(!lines.contains { $0["result"] as? String == "failed" }, "\(sb.auditFileLines)")
     }
 
+    /// With descriptor 1 closed, a file vaultctl opened (the audit log, a lock) could take its place and
+    /// receive the secret. The secret goes nowhere but /dev/null.
+    @Test func aClosedStandardOutputNeverPutsTheSecretInAFile() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("pw-out-closed")
+        let secret = TestData.textSecret(name)
+        try sb.store(name, secret)
+
+        let r = try Sandbox.repeatingPAMWrapperRaces {
+            try sb.vaultctl(["read", name, "--password-stdin"], stdin: Self.rightLine, askpass: .unset,
+                            prefix: ["/bin/sh", "-c", "exec \"$0\" \"$@\" >&-"])
+        }
+        #expect(r.status == 0, "written to /dev/null: \(r)")
+        #expect(r.stdout.isEmpty)
+        for file in Sandbox.filesUnder(sb.root) {
+            #expect(!(FileBytes.read(file) ?? []).contains(bytes: secret), "the secret is in \(file)")
+        }
+        #expect(!Sandbox.filesUnder(sb.stateFolder).isEmpty, "the scan saw vaultctl's files")
+    }
+
     @Test func aWrongPasswordAppearsNowhere() throws {
         let sb = try Sandbox()
         let name = sb.uniqueSlot("pw-quiet")

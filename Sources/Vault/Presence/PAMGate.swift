@@ -59,7 +59,9 @@ public struct PAMGate: AnswerReportingGate {
         // no error path may give a guesser free tries.
         if context.answered || rc == PAM_AUTH_ERR || rc == PAM_USER_UNKNOWN || rc == PAM_MAXTRIES
             || rc == PAM_CRED_INSUFFICIENT {
-            throw .authenticationFailed("PAM rejected the password for '\(user)' (\(text))")
+            // Counted even when nothing was asked (a stack of pam_deny, a fingerprint that did not match).
+            throw .authenticationFailed(context.answered ? "PAM rejected the password for '\(user)' (\(text))"
+                                                         : "PAM refused to authenticate '\(user)' (\(text))")
         }
         throw .authenticationUnavailable("PAM failed for service '\(PAMGate.service)': \(text)")
     }
