@@ -40,9 +40,7 @@ struct PasswordStdinTests {
         let name = sb.uniqueSlot("pw-no-nl")
         try sb.store(name, TestData.textSecret(name))
 
-        let r = try Sandbox.repeatingPAMWrapperRaces {
-            try sb.vaultctl(["read", name, "--password-stdin"], stdin: .text(Fixtures.pamPassword), askpass: .unset)
-        }
+        let r = try Self.readFromStdin(sb, name, .text(Fixtures.pamPassword))
         #expect(r.status == 0, "\(r)")
         #expect(r.stdout == TestData.textSecret(name))
     }
@@ -53,9 +51,7 @@ struct PasswordStdinTests {
         try sb.store(name, TestData.textSecret(name))
 
         for attempt in 1...3 {
-            let r = try Sandbox.repeatingPAMWrapperRaces {
-                try sb.vaultctl(["read", name, "--password-stdin"], stdin: Self.wrongLine, askpass: .unset)
-            }
+            let r = try Self.readFromStdin(sb, name, Self.wrongLine)
             #expect(r.status == 77, "attempt \(attempt): \(r)")
             #expect(r.stdout.isEmpty)
             #expect(r.stderr.contains("Authentication failed"), "\(r.stderr)")
@@ -64,8 +60,7 @@ struct PasswordStdinTests {
         let blocked = try sb.vaultctl(["read", name, "--password-stdin"], stdin: Self.rightLine, askpass: .unset)
         #expect(blocked.status == 75, "\(blocked)")
         #expect(blocked.stdout.isEmpty)
-        let lines = try JSONLines.parse(sb.auditFileLines.joined(separator: "\n"))
-        #expect(lines.filter { $0["result"] as? String == "failed" }.count == 3, "\(sb.auditFileLines)")
+        #expect(try Self.failedAttempts(sb) == 3, "\(sb.auditFileLines)")
     }
 
     @Test func anEmptyStandardInputIs77AndNamesTheOption() throws {
@@ -73,9 +68,7 @@ struct PasswordStdinTests {
         let name = sb.uniqueSlot("pw-empty")
         try sb.store(name, TestData.textSecret(name))
 
-        let r = try Sandbox.repeatingPAMWrapperRaces {
-            try sb.vaultctl(["read", name, "--password-stdin"], stdin: .null, askpass: .unset)
-        }
+        let r = try Self.readFromStdin(sb, name, .null)
         #expect(r.status == 77, "\(r)")
         #expect(r.stdout.isEmpty)
         #expect(r.stderr.contains("standard input ended before a line for PAM's question"), "\(r.stderr)")
@@ -178,17 +171,12 @@ struct PasswordStdinTests {
         try sb.store(name, TestData.textSecret(name))
 
         for _ in 1...3 {
-            let r = try Sandbox.repeatingPAMWrapperRaces {
-                try sb.vaultctl(["read", name, "--password-stdin"], stdin: .null, askpass: .unset)
-            }
+            let r = try Self.readFromStdin(sb, name, .null)
             #expect(r.status == 77, "\(r)")
         }
-        let r = try Sandbox.repeatingPAMWrapperRaces {
-            try sb.vaultctl(["read", name, "--password-stdin"], stdin: Self.rightLine, askpass: .unset)
-        }
+        let r = try Self.readFromStdin(sb, name, Self.rightLine)
         #expect(r.status == 0, "three ends of input used up no tries: \(r)")
-        let lines = try JSONLines.parse(sb.auditFileLines.joined(separator: "\n"))
-        #expect(!lines.contains { $0["result"] as? String == "failed" }, "\(sb.auditFileLines)")
+        #expect(try Self.failedAttempts(sb) == 0, "\(sb.auditFileLines)")
     }
 
     /// With descriptor 0 closed, the first file vaultctl opened would become its standard input, and a line
@@ -198,13 +186,10 @@ struct PasswordStdinTests {
         let name = sb.uniqueSlot("pw-closed")
         try sb.store(name, TestData.textSecret(name))
 
-        let r = try Sandbox.repeatingPAMWrapperRaces {
-            try sb.vaultctl(["read", name, "--password-stdin"], stdin: .closed, askpass: .unset)
-        }
+        let r = try Self.readFromStdin(sb, name, .closed)
         #expect(r.status == 77, "\(r)")
         #expect(r.stderr.contains("standard input ended"), "\(r.stderr)")
-        let lines = try JSONLines.parse(sb.auditFileLines.joined(separator: "\n"))
-        #expect(!lines.contains { $0["result"] as? String == "failed" }, "\(sb.auditFileLines)")
+        #expect(try Self.failedAttempts(sb) == 0, "\(sb.auditFileLines)")
     }
 
     /// With descriptor 1 closed, a file vaultctl opened (the audit log, a lock) could take its place and
@@ -215,10 +200,7 @@ struct PasswordStdinTests {
         let secret = TestData.textSecret(name)
         try sb.store(name, secret)
 
-        let r = try Sandbox.repeatingPAMWrapperRaces {
-            try sb.vaultctl(["read", name, "--password-stdin"], stdin: Self.rightLine, askpass: .unset,
-                            prefix: ["/bin/sh", "-c", "exec \"$0\" \"$@\" >&-"])
-        }
+        let r = try Self.readFromStdin(sb, name, Self.rightLine, prefix: ["/bin/sh", "-c", "exec \"$0\" \"$@\" >&-"])
         #expect(r.status == 0, "written to /dev/null: \(r)")
         #expect(r.stdout.isEmpty)
         for file in Sandbox.filesUnder(sb.root) {
@@ -232,9 +214,7 @@ struct PasswordStdinTests {
         let name = sb.uniqueSlot("pw-quiet")
         try sb.store(name, TestData.textSecret(name))
 
-        let r = try Sandbox.repeatingPAMWrapperRaces {
-            try sb.vaultctl(["read", name, "--password-stdin"], stdin: Self.wrongLine, askpass: .unset)
-        }
+        let r = try Self.readFromStdin(sb, name, Self.wrongLine)
         #expect(r.status == 77, "\(r)")
         #expect(!r.stderr.contains(Fixtures.wrongPassword))
         #expect(!(FileText.read(sb.auditLogPath) ?? "").contains(Fixtures.wrongPassword))
@@ -247,13 +227,10 @@ struct PasswordStdinTests {
         let name = sb.uniqueSlot("pw-bad-line")
         try sb.store(name, TestData.textSecret(name))
 
-        let r = try Sandbox.repeatingPAMWrapperRaces {
-            try sb.vaultctl(["read", name, "--password-stdin"], stdin: .bytes(line), askpass: .unset)
-        }
+        let r = try Self.readFromStdin(sb, name, .bytes(line))
         #expect(r.status == 77, "\(r)")
         #expect(r.stderr.contains("Not authenticated"), "\(r.stderr)")
-        let lines = try JSONLines.parse(sb.auditFileLines.joined(separator: "\n"))
-        #expect(!lines.contains { $0["result"] as? String == "failed" }, "\(sb.auditFileLines)")
+        #expect(try Self.failedAttempts(sb) == 0, "\(sb.auditFileLines)")
     }
 
     @Test func aLineEndingInCRLFIsThePasswordWithoutTheCR() throws {
@@ -261,9 +238,7 @@ struct PasswordStdinTests {
         let name = sb.uniqueSlot("pw-crlf")
         try sb.store(name, TestData.textSecret(name))
 
-        let r = try Sandbox.repeatingPAMWrapperRaces {
-            try sb.vaultctl(["read", name, "--password-stdin"], stdin: .text("\(Fixtures.pamPassword)\r\n"), askpass: .unset)
-        }
+        let r = try Self.readFromStdin(sb, name, .text("\(Fixtures.pamPassword)\r\n"))
         #expect(r.status == 0, "\(r)")
     }
 
@@ -276,22 +251,31 @@ struct PasswordStdinTests {
         try sb.store(name, TestData.textSecret(name))
         let stack = try Self.twoQuestionStack(in: sb)
 
-        let both = try Sandbox.repeatingPAMWrapperRaces {
-            try sb.vaultctl(["read", name, "--password-stdin"], stdin: .text("\(Fixtures.pamPassword)\n\(Fixtures.pamPassword)\n"),
-                            askpass: .unset, overriding: stack)
-        }
+        let both = try Self.readFromStdin(sb, name, .text("\(Fixtures.pamPassword)\n\(Fixtures.pamPassword)\n"), overriding: stack)
         #expect(both.status == 0, "two lines answer two questions: \(both)")
 
         // A wrong password, and the right one, each with the second question unanswered: both count.
         for line in [Self.wrongLine, Self.rightLine] {
-            let one = try Sandbox.repeatingPAMWrapperRaces {
-                try sb.vaultctl(["read", name, "--password-stdin"], stdin: line, askpass: .unset, overriding: stack)
-            }
+            let one = try Self.readFromStdin(sb, name, line, overriding: stack)
             #expect(one.status == 77, "\(one)")
             #expect(one.stderr.contains("Authentication failed"), "counted as a failed attempt: \(one.stderr)")
         }
-        let lines = try JSONLines.parse(sb.auditFileLines.joined(separator: "\n"))
-        #expect(lines.filter { $0["result"] as? String == "failed" }.count == 2, "\(sb.auditFileLines)")
+        #expect(try Self.failedAttempts(sb) == 2, "\(sb.auditFileLines)")
+    }
+
+    /// `vaultctl read NAME --password-stdin` with no VAULT_ASKPASS, run again on a pam_wrapper race.
+    static func readFromStdin(_ sb: Sandbox, _ name: String, _ stdin: Stdin, prefix: [String] = [],
+                              overriding: [String: String] = [:],
+                              sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
+        try Sandbox.repeatingPAMWrapperRaces {
+            try sb.vaultctl(["read", name, "--password-stdin"], stdin: stdin, askpass: .unset, prefix: prefix,
+                            overriding: overriding, sourceLocation: sourceLocation)
+        }
+    }
+
+    /// How many audit lines say an attempt failed (what the rate limit counted).
+    static func failedAttempts(_ sb: Sandbox) throws -> Int {
+        try JSONLines.parse(sb.auditFileLines.joined(separator: "\n")).filter { $0["result"] as? String == "failed" }.count
     }
 
     /// A pam_wrapper service folder whose `vaultctl` service asks for the password twice.
