@@ -62,6 +62,29 @@ struct SecretServiceProtocolTests {
         #expect(delete.status == 69, "could not look, so not 'empty': \(delete)")
     }
 
+    /// `lock` says the collection is locked only when the provider's Lock answer lists it.
+    @Test func lockSaysTheCollectionIsLockedOnlyWhenTheProviderSaysSo() throws {
+        for lockedList in [[], [FakeSecretService.collection]] {
+            let bus = try FakeSecretService { call in
+                switch call.member {
+                case "ReadAlias": return .reply(signature: "o", [.objectPath(FakeSecretService.collection)])
+                case "Get": return .reply(signature: "v", [.variant(.boolean(false))])
+                case "Lock": return .reply(signature: "aoo", [.array(element: "o", lockedList.map { .objectPath($0) }), .objectPath("/")])
+                default: return .error(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "not scripted")
+                }
+            }
+            let sb = try Sandbox(busAddress: bus.address)
+            let lock = try sb.vaultctl(["lock"])
+            #expect(lock.status == 0, "the vault itself is locked either way: \(lock)")
+            if lockedList.isEmpty {
+                #expect(lock.stderr.contains("the Secret Service collection was not locked"), "\(lock.stderr)")
+                #expect(lock.stderr.contains("did not say it locked the collection"), "\(lock.stderr)")
+            } else {
+                #expect(lock.stderr.contains("and so is the Secret Service's default collection"), "\(lock.stderr)")
+            }
+        }
+    }
+
     @Test func aReplyCutShortIsUnavailable() throws {
         let bus = try FakeSecretService { call in
             call.member == "ReadAlias" ? .reply(signature: "o", [.objectPath(FakeSecretService.collection)]) : .cutShort

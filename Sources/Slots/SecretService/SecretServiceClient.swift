@@ -363,12 +363,19 @@ final class SecretServiceClient {
         return names
     }
 
-    /// Locks the default collection unless it already is.
+    /// Locks the default collection unless it already is. Returns only when the provider said it is locked:
+    /// `Lock` answers with the objects it locked and a prompt ("/" when none is needed).
     func lockCollection() throws(Failure) {
         if try call(collectionLocked).first?.unwrapped.bool == true { return }
         let v = try call(Self.method(Self.servicePath, Self.serviceInterface, "Lock", [.array(element: "o", [.objectPath(collection)])]))
-        if v.count == 2, let prompt = v[1].objectPath, prompt != "/" {
+        guard v.count == 2, let locked = v[0].objectPaths, let prompt = v[1].objectPath else {
+            throw .bus(.protocolError("the provider answered Lock with something else"))
+        }
+        if prompt != "/" {
             throw .slot(.serviceUnavailable("the provider wants to show a prompt to lock the collection, which vaultctl never answers"))
+        }
+        guard locked.contains(collection) else {
+            throw .slot(.serviceUnavailable("the provider did not say it locked the collection"))
         }
     }
 
