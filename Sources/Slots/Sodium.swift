@@ -17,29 +17,24 @@ enum Sodium {
         return true
     }()
 
-    /// BLAKE2b of `message`, keyed with `key` when given, `count` bytes long, into a wiped buffer.
+    /// BLAKE2b of `message` keyed with `key`, `count` bytes long, into a wiped buffer.
     /// The corresponding C function is `crypto_generichash`.
-    static func hash(count: Int, message: UnsafeRawBufferPointer, key: SecretBytes? = nil) -> SecretBytes {
+    static func hash(count: Int, message: UnsafeRawBufferPointer, key: SecretBytes) -> SecretBytes {
         initialize()
         let out = SecretBytes(capacity: count)
         out.withUnsafeMutableBytes { raw, used in
             let m = message.bindMemory(to: UInt8.self)
-            if let key {
-                key.withUnsafeBytes { k in
-                    let kb = k.bindMemory(to: UInt8.self)
-                    _ = crypto_generichash(raw.bindMemory(to: UInt8.self).baseAddress!, count,
-                                           m.baseAddress, UInt64(m.count), kb.baseAddress, k.count)
-                }
-            } else {
+            key.withUnsafeBytes { k in
+                let kb = k.bindMemory(to: UInt8.self)
                 _ = crypto_generichash(raw.bindMemory(to: UInt8.self).baseAddress!, count,
-                                       m.baseAddress, UInt64(m.count), nil, 0)
+                                       m.baseAddress, UInt64(m.count), kb.baseAddress, k.count)
             }
             used = count
         }
         return out
     }
 
-    /// BLAKE2b of public bytes (machine tags): the same function as `hash`, into an ordinary array.
+    /// Unkeyed BLAKE2b of public bytes (machine tags), into an ordinary array.
     static func publicHash(count: Int, message: UnsafeRawBufferPointer) -> [UInt8] {
         initialize()
         let m = message.bindMemory(to: UInt8.self)

@@ -39,27 +39,13 @@ enum HKDFSHA256 {
         return prk
     }
 
-    /// HKDF-Expand: `T(i) = HMAC-SHA256(PRK, T(i−1) ‖ info ‖ i)`, concatenated and cut to `count` bytes.
-    static func expand(pseudorandomKey prk: SecretBytes, info: [UInt8], count: Int) -> SecretBytes {
-        precondition(count >= 0 && count <= maximumCount, "HKDF output length out of range")
-        let out = SecretBytes(capacity: count + hashBytes)
-        out.withUnsafeMutableBytes { raw, used in
-            used = raw.count
-            prk.withUnsafeBytes { prk in
-                expand(pseudorandomKey: prk, info: info, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<count]),
-                       scratch: UnsafeMutableRawBufferPointer(rebasing: raw[count...]))
-            }
-        }
-        out.truncate(to: count)
-        return out
-    }
-
     private static func extract(salt: [UInt8], inputKey: UnsafeRawBufferPointer, into prk: UnsafeMutableRawBufferPointer) {
         let key = salt.isEmpty ? [UInt8](repeating: 0, count: hashBytes) : salt
         key.withUnsafeBytes { Sodium.hmacSHA256(key: $0, message: inputKey, into: prk) }
     }
 
-    /// Expand into all of `okm`, with `scratch` (32 bytes, wiped by its owner) holding each `T(i)` in turn.
+    /// HKDF-Expand: `T(i) = HMAC-SHA256(PRK, T(i−1) ‖ info ‖ i)`, concatenated into all of `okm`, with
+    /// `scratch` (32 bytes, wiped by its owner) holding each `T(i)` in turn.
     private static func expand(pseudorandomKey prk: UnsafeRawBufferPointer, info: [UInt8],
                                into okm: UnsafeMutableRawBufferPointer, scratch block: UnsafeMutableRawBufferPointer) {
         var counter: UInt8 = 1
