@@ -51,13 +51,5 @@ enum CommandKind: String, CaseIterable, Sendable {
     }
 
     /// Whether the command leaves a line in the audit log: every gated command, and lock.
-    var isAudited: Bool {
-        switch self {
-        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock, .lock:
-            return true
-        case .store, .delete, .list, .status, .recoveryGenerate, .recoveryStatus, .recoveryConfirmCopied,
-             .log, .policyCheck, .help:
-            return false
-        }
-    }
+    var isAudited: Bool { mayAskPAM || self == .lock }
 }
