@@ -54,7 +54,7 @@ public struct Vault: Sendable {
     }
 
     /// How long a look waits for a change in progress (one Secret Service operation's bound).
-    static let changeWait: Double = 5
+    static let changeWait = SecretServiceSlot.defaultTimeout
 
     public func slot(_ mode: SlotMode) -> any Slot { mode == .device ? device : sync }
 

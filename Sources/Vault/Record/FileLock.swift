@@ -41,7 +41,7 @@ final class FileLock {
             if errno == ENOENT { return .absent }
             throw .io(path: path, errno: errno, operation: "open the lock file")
         }
-        let deadline = monotonicSeconds() + seconds
+        let deadline = Deadline(secondsFromNow: seconds)
         var pause: UInt32 = 1000
         while flock(fd, LOCK_SH | LOCK_NB) != 0 {
             let e = errno
@@ -49,7 +49,7 @@ final class FileLock {
                 close(fd)
                 throw .io(path: path, errno: e, operation: "lock")
             }
-            if monotonicSeconds() >= deadline {
+            if deadline.remainingMilliseconds == 0 {
                 close(fd)
                 return .timedOut
             }
@@ -57,12 +57,6 @@ final class FileLock {
             pause = min(pause * 2, 50_000)
         }
         return .held(FileLock(descriptor: fd))
-    }
-
-    private static func monotonicSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     func release() {
