@@ -37,6 +37,9 @@ RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xswiftc
                  -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
                  -Xswiftc -Xclang-linker -Xswiftc -static-libgcc
 
+# The release binary's path, asked of SwiftPM when a recipe runs (after `release` built it).
+RELEASE_BIN = $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/vaultctl
+
 $(STATIC_CXX)/.made:
 	@mkdir -p $(STATIC_CXX); \
 	for cc in cc gcc clang; do a=$$($$cc -print-file-name=libstdc++.a 2>/dev/null) && [ -f "$$a" ] && break; a=; done; \
@@ -54,16 +57,16 @@ test: deps
 
 # An unattended tour: store, list, gated read through a demo PAM stack, delete.
 demo: release
-	scripts/demo.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/vaultctl"
+	scripts/demo.sh "$(RELEASE_BIN)"
 
 # Benchmark (bench/run.py): the release binary (--static-swift-stdlib) against secret-tool, pass, age and
 # systemd-creds, on its own private Secret Service and pam_wrapper stack; prints the table and writes
 # docs/benchmarks.md. bench-smoke: tiny counts, writes nothing (CI). More options: BENCH_ARGS='--rounds 50'.
 bench: release
-	bench/run.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/vaultctl" $(BENCH_ARGS)
+	bench/run.sh "$(RELEASE_BIN)" $(BENCH_ARGS)
 
 bench-smoke: release
-	bench/run.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/vaultctl" --smoke $(BENCH_ARGS)
+	bench/run.sh "$(RELEASE_BIN)" --smoke $(BENCH_ARGS)
 
 # The unit suites under AddressSanitizer, and the ones with concurrent parts (rate limit, record, state files,
 # concurrent SecretBytes use) under ThreadSanitizer. The end-to-end suites cannot run
@@ -75,7 +78,7 @@ sanitize: deps
 	  --filter '(VaultTests|SlotsTests)\..*(RateLimiter|ModeRecord|StateFile|Interleaving|SecretBytes)'
 
 install: release
-	install -D -m 0755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/vaultctl" $(DESTDIR)$(PREFIX)/bin/vaultctl
+	install -D -m 0755 "$(RELEASE_BIN)" $(DESTDIR)$(PREFIX)/bin/vaultctl
 	install -D -m 0644 policy/pam.d/vaultctl $(DESTDIR)/etc/pam.d/vaultctl
 
 clean:

@@ -732,7 +732,8 @@ def report(b: Bench, results: dict[int, list[Cmd]], started: float, elapsed: flo
             read, stdin_read = median_ms(by_key["read-dev"]), median_ms(by_key["read-dev-stdin"])
             start, script = median_ms(by_key["help-pam"]), median_ms(by_key["askpass-pam"])
             rig = (start - median_ms(by_key["help"])) + (script - median_ms(by_key["askpass"]))
-            rows += ["", f"Of the gated device read's {fmt_ms(read)} ms: {fmt_ms(start)} ms is vaultctl starting under "
+            rows += ["", f"Of the gated device read's {fmt_ms(read)} ms, roughly (medians of the rows above, subtracted): "
+                     f"{fmt_ms(start)} ms is vaultctl starting under "
                      f"pam_wrapper, {fmt_ms(script)} ms the askpass script under pam_wrapper, and "
                      f"{fmt_ms(read - start - script)} ms the rest (PAM conversation, rate limit, files, decryption, "
                      f"audit line). pam_wrapper starting in both processes is {fmt_ms(rig)} ms of it, a cost a real "
@@ -799,9 +800,9 @@ def report(b: Bench, results: dict[int, list[Cmd]], started: float, elapsed: flo
         "their gated-read time was pam_wrapper checking stale folders.",
         "- \"Swift start-up\" rows are one-line programs built in this run with `swiftc -O` (Glibc alone; "
         "FoundationEssentials or Foundation with one `JSONDecoder` call; static or shared stdlib): what each "
-        "choice of imports and linking costs before a command does anything. vaultctl imports no Foundation, "
-        "links the stdlib, libstdc++ and libgcc statically (`make release`), and speaks D-Bus itself instead of loading "
-        "libsecret's GLib stack."
+        "choice of imports and linking costs before a command does anything. vaultctl imports no Foundation and "
+        "speaks D-Bus itself instead of loading libsecret's GLib stack; `make release` links the stdlib, "
+        "libstdc++ and libgcc statically."
         + (f" The release binary loads {', '.join(b.needed)} (`readelf -d`)." if b.needed else ""),
         "- vaultctl: `read`/`status` of one slot; `list` names every slot of both backends; `store` replaces one "
         "existing slot (the slot count stays the same). Non-gated commands run without pam_wrapper.",
