@@ -71,18 +71,11 @@ public enum SecureFile {
     /// Reads a private file whole into a wiped buffer; nil when it does not exist. For secrets (the device
     /// key); files that hold none use `readPublic`, which spares the locked allocation.
     public static func read(_ path: String, maximumCount: Int) throws(SlotError) -> SecretBytes? {
-        guard let (fd, st) = try openPrivateFile(path) else { return nil }
-        defer { close(fd) }
-        try checkSize(st, maximumCount, path)
-        // Sized to the file, not to the limit: buffers are locked memory, a scarce resource (RLIMIT_MEMLOCK).
-        // Files are replaced by rename, so an open file does not grow; one byte more tells if it did.
-        let buffer = SecretBytes(capacity: min(Int(st.st_size), maximumCount) + 1)
-        let failure = buffer.withUnsafeMutableBytes { raw, used in readAll(fd, into: raw, used: &used) }
-        if failure != 0 { throw .io(path: path, errno: failure, operation: "read") }
-        if buffer.count > maximumCount {
-            throw .tampered(path: path, detail: "it is larger than any file vaultctl writes")
+        try readWhole(path, maximumCount: maximumCount) { fd, capacity in
+            let buffer = SecretBytes(capacity: capacity)
+            let failure = buffer.withUnsafeMutableBytes { raw, used in readAll(fd, into: raw, used: &used) }
+            return (buffer, buffer.count, failure)
         }
-        return buffer
     }
 
     /// The first `count` bytes of a private file (fewer when it is shorter) and its size, with `read`'s
@@ -103,20 +96,32 @@ public enum SecureFile {
     /// `read` for files that hold no secret (records, state, policy, sealed files): the same checks, into
     /// an ordinary array.
     public static func readPublic(_ path: String, maximumCount: Int) throws(SlotError) -> [UInt8]? {
+        try readWhole(path, maximumCount: maximumCount) { fd, capacity in
+            var failure: Int32 = 0
+            let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { raw, count in
+                count = 0
+                failure = readAll(fd, into: UnsafeMutableRawBufferPointer(raw), used: &count)
+            }
+            return (bytes, bytes.count, failure)
+        }
+    }
+
+    /// What `read` and `readPublic` share: open and check the file, then `fill` a buffer of the file's size
+    /// plus one byte, at most `maximumCount + 1`. Sized to the file, not to the limit: secret buffers are
+    /// locked memory, a scarce resource (RLIMIT_MEMLOCK). Files are replaced by rename, so an open file
+    /// does not grow; the byte more tells if it did. `fill` returns the buffer, the bytes it read and the
+    /// errno of a failed read (0 if none).
+    private static func readWhole<Buffer>(_ path: String, maximumCount: Int,
+                                          fill: (Int32, Int) -> (Buffer, count: Int, failure: Int32)) throws(SlotError) -> Buffer? {
         guard let (fd, st) = try openPrivateFile(path) else { return nil }
         defer { close(fd) }
         try checkSize(st, maximumCount, path)
-        var failure: Int32 = 0
-        let bytes = [UInt8](unsafeUninitializedCapacity: min(Int(st.st_size), maximumCount) + 1) { raw, count in
-            var used = 0
-            failure = readAll(fd, into: UnsafeMutableRawBufferPointer(raw), used: &used)
-            count = used
-        }
+        let (buffer, count, failure) = fill(fd, min(Int(st.st_size), maximumCount) + 1)
         if failure != 0 { throw .io(path: path, errno: failure, operation: "read") }
-        if bytes.count > maximumCount {
+        if count > maximumCount {
             throw .tampered(path: path, detail: "it is larger than any file vaultctl writes")
         }
-        return bytes
+        return buffer
     }
 
     private static func checkSize(_ st: stat, _ maximumCount: Int, _ path: String) throws(SlotError) {
