@@ -51,12 +51,11 @@ public struct RateLimiter: Sendable {
     /// Runs `change` on the document under its lock; the markers it names are removed once the document
     /// is written, still under the lock. A failure that a marker turned into is on disk before the marker
     /// is gone: a kill in between counts it twice at worst, never not at all.
-    private func update<R>(_ change: (inout Document, inout [AttemptMarkers.Marker]) -> Result<R, SlotError>) throws(VaultError) -> R {
+    private func update<R>(_ change: (inout Document, inout [AttemptMarkers.Marker]) throws(SlotError) -> R) throws(VaultError) -> R {
         var settled: [AttemptMarkers.Marker] = []
-        let outcome: Result<R, SlotError> = try file.update({ doc in change(&doc, &settled) }, committed: { _ in
+        return try file.update({ (doc) throws(SlotError) -> R in try change(&doc, &settled) }, committed: {
             for marker in settled { try? markers.remove(marker) }
         })
-        do { return try outcome.get() } catch { throw .slot(error) }
     }
 
     /// Counts one failure; returns the end of the block this failure started, if it started one.
@@ -64,10 +63,10 @@ public struct RateLimiter: Sendable {
     public func recordFailure() throws(VaultError) -> Double? {
         // "now" is read under the lock: read before it, a later failure another process recorded while this
         // one waited would look like it came from the future and be dropped.
-        try update { doc, settled in
+        try update { (doc, settled) throws(SlotError) -> Double? in
             let now = clock.now()
-            do throws(SlotError) { try settle(&doc, now: now, gone: &settled) } catch { return .failure(error) }
-            return .success(fail(&doc, now: now))
+            try settle(&doc, now: now, gone: &settled)
+            return fail(&doc, now: now)
         }
     }
 
@@ -75,21 +74,20 @@ public struct RateLimiter: Sendable {
     /// failures plus attempts in progress already reach the limit.
     public func beginAttempt(pid: Int32 = getpid()) throws(VaultError) {
         let limit = policy.failures
-        let refusal: VaultError? = try update { doc, settled in
+        let refusal = try update { (doc, settled) throws(SlotError) -> VaultError? in
             let now = clock.now()
-            let inFlight: Int
-            do throws(SlotError) { inFlight = try settle(&doc, now: now, gone: &settled) } catch { return .failure(error) }
-            if let until = doc.blockedUntil, until > now { return .success(.blocked(until: until, now: now)) }
+            let inFlight = try settle(&doc, now: now, gone: &settled)
+            if let until = doc.blockedUntil, until > now { return .blocked(until: until, now: now) }
             if doc.failures.count + inFlight >= limit {
                 if inFlight == 0 {
                     // Only recent failures (fewer than a block's worth) and none in progress cannot reach here;
                     // kept for safety: wait for the oldest to leave the window.
-                    return .success(.blocked(until: (doc.failures.min() ?? now) + Double(policy.windowSeconds), now: now))
+                    return .blocked(until: (doc.failures.min() ?? now) + Double(policy.windowSeconds), now: now)
                 }
-                return .success(.busy(retryAfter: 1))
+                return .busy(retryAfter: 1)
             }
-            do throws(SlotError) { try markers.create(pid) } catch { return .failure(error) }
-            return .success(nil)
+            try markers.create(pid)
+            return nil
         }
         if let refusal { throw refusal }
     }
@@ -108,11 +106,11 @@ public struct RateLimiter: Sendable {
         }
         // The failure is written first and the place given back after it (see `update`).
         let own = markers.own(pid)
-        return try update { doc, settled in
+        return try update { (doc, settled) throws(SlotError) -> Double? in
             let now = clock.now()
-            do throws(SlotError) { try settle(&doc, now: now, gone: &settled, except: own) } catch { return .failure(error) }
+            try settle(&doc, now: now, gone: &settled, except: own)
             settled.append(own)
-            return .success(fail(&doc, now: now))
+            return fail(&doc, now: now)
         }
     }
 
