@@ -22,13 +22,10 @@ public struct SealedFileSlot: Slot {
               let file = try SecureFile.readPublic(path(name), maximumCount: SealedFileFormat.maximumFileCount)
         else { return nil }
         let (p, tag) = (path(name), machine.tag)
-        let checked: Result<Void, SlotError> = file.withUnsafeBytes { raw in
-            Result { () throws(SlotError) in
-                let h = try SealedFileFormat.parseHeader(raw, path: p)
-                try SealedFileFormat.checkHeader(h, name: name, machineTag: tag, path: p)
-            }
+        try file.withTypedUnsafeBytes { (raw) throws(SlotError) in
+            let h = try SealedFileFormat.parseHeader(raw, path: p)
+            try SealedFileFormat.checkHeader(h, name: name, machineTag: tag, path: p)
         }
-        try checked.get()
         return file
     }
 
@@ -55,12 +52,9 @@ public struct SealedFileSlot: Slot {
         guard let file = try sealedFile(name) else { throw .empty(name) }
         guard let key = try DeviceKey.load(folder: folder, machine: machine, create: false) else { throw missingKey }
         let (p, tag) = (path(name), machine.tag)
-        let opened: Result<SecretBytes, SlotError> = file.withUnsafeBytes { raw in
-            Result { () throws(SlotError) -> SecretBytes in
-                try SealedFileFormat.open(raw, name: name, machineTag: tag, key: key.key, path: p)
-            }
+        return try file.withTypedUnsafeBytes { (raw) throws(SlotError) -> SecretBytes in
+            try SealedFileFormat.open(raw, name: name, machineTag: tag, key: key.key, path: p)
         }
-        return try opened.get()
     }
 
     public func write(_ name: SlotName, _ secret: SecretBytes) throws(SlotError) {

@@ -218,10 +218,7 @@ public enum SecureFile {
 
     /// `write` for bytes that are not secret (sealed files, records, state).
     public static func write(_ path: String, _ bytes: [UInt8]) throws(SlotError) {
-        let result: Result<Bool, SlotError> = bytes.withUnsafeBytes { raw in
-            Result { () throws(SlotError) -> Bool in try write(path, raw) }
-        }
-        _ = try result.get()
+        _ = try bytes.withTypedUnsafeBytes { (raw) throws(SlotError) -> Bool in try write(path, raw) }
     }
 
     /// Removes `.tmp-PID-…` files left by writers that were killed (their process is gone). Best effort.

@@ -26,10 +26,7 @@ public struct AuditLog: Sendable {
             if lstat(path, &st) == 0, Int(st.st_size) > AuditLog.rotateAt {
                 if rename(path, "\(path).1") != 0 { throw SlotError.io(path: path, errno: errno, operation: "rotate") }
             }
-            let appended: Result<Void, SlotError> = line.withUnsafeBytes { raw in
-                Result { () throws(SlotError) in try SecureFile.append(path, raw) }
-            }
-            try appended.get()
+            try line.withTypedUnsafeBytes { (raw) throws(SlotError) in try SecureFile.append(path, raw) }
         } catch let e as SlotError {
             throw .slot(e)
         } catch {

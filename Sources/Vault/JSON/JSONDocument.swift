@@ -16,6 +16,11 @@ extension JSONDocument {
     init(jsonBytes bytes: UnsafeRawBufferPointer) throws(JSONError) {
         try self.init(json: JSONParser.parse(bytes))
     }
+
+    /// Parses `bytes` and reads the document from them.
+    init(jsonBytes bytes: [UInt8]) throws(JSONError) {
+        try self.init(json: JSONParser.parse(bytes))
+    }
 }
 
 /// The members of an object being read into a `JSONDocument`, with the reason to throw when one is not as

@@ -17,9 +17,9 @@ extension JSONParser {
     /// `values(at:in:)` of an array.
     static func values(at paths: [[String]], in bytes: [UInt8],
                        maximumDepth: Int = defaultMaximumDepth) throws(JSONError) -> [JSONValue?] {
-        try bytes.withUnsafeBytes { raw in
-            Result { () throws(JSONError) -> [JSONValue?] in try values(at: paths, in: raw, maximumDepth: maximumDepth) }
-        }.get()
+        try bytes.withTypedUnsafeBytes { (raw) throws(JSONError) -> [JSONValue?] in
+            try values(at: paths, in: raw, maximumDepth: maximumDepth)
+        }
     }
 }
 

@@ -21,9 +21,7 @@ struct JSONParser {
 
     /// Reads `bytes` as one JSON document.
     static func parse(_ bytes: [UInt8], maximumDepth: Int = defaultMaximumDepth) throws(JSONError) -> JSONValue {
-        try bytes.withUnsafeBytes { raw in
-            Result { () throws(JSONError) -> JSONValue in try parse(raw, maximumDepth: maximumDepth) }
-        }.get()
+        try bytes.withTypedUnsafeBytes { (raw) throws(JSONError) -> JSONValue in try parse(raw, maximumDepth: maximumDepth) }
     }
 
     private let bytes: UnsafeRawBufferPointer

@@ -25,10 +25,7 @@ extension Policy {
             throw .slot(error)
         }
         guard let bytes else { return builtIn }
-        let parsed: Result<Policy, VaultError> = bytes.withUnsafeBytes { raw in
-            Result { () throws(VaultError) -> Policy in try parse(raw, path: path) }
-        }
-        return try parsed.get()
+        return try bytes.withTypedUnsafeBytes { (raw) throws(VaultError) -> Policy in try parse(raw, path: path) }
     }
 
     /// For `policy check FILE`: reads any readable file (no privacy requirement), parses, returns the policy.
@@ -37,11 +34,7 @@ extension Policy {
     /// cannot be opened or read throws `.configuration` naming it, as does a document that does not parse.
     public static func check(file: String) throws(VaultError) -> Policy {
         let bytes = try PolicyFileReader.read(file, maximumCount: maximumDocumentSize)
-        // Array.withUnsafeBytes rethrows untyped; carry the typed error out in a Result.
-        let result = bytes.withUnsafeBytes { raw in
-            Result { () throws(VaultError) -> Policy in try parse(raw, path: file) }
-        }
-        return try result.get()
+        return try bytes.withTypedUnsafeBytes { (raw) throws(VaultError) -> Policy in try parse(raw, path: file) }
     }
 }
 

@@ -105,7 +105,7 @@ public struct ModeRecord: Sendable {
     }
 
     private func decode(_ bytes: [UInt8]) throws(VaultError) -> [SlotName: SlotMode] {
-        guard let doc = try? bytes.withUnsafeBytes({ (raw) throws(JSONError) in try Document(jsonBytes: raw) }) else {
+        guard let doc = try? Document(jsonBytes: bytes) else {
             throw .configuration(path: path, detail: "it is not a valid mode record; fix it or remove it (the slots keep their values)")
         }
         guard doc.version == 1 else {

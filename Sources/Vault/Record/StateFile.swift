@@ -55,7 +55,7 @@ struct StateFile<Document: JSONDocument>: Sendable {
     }
 
     private func decode(_ bytes: [UInt8]) throws(VaultError) -> Document {
-        guard let doc = try? bytes.withUnsafeBytes({ (raw) throws(JSONError) in try Document(jsonBytes: raw) }) else {
+        guard let doc = try? Document(jsonBytes: bytes) else {
             throw .configuration(path: path, detail: "it is damaged; remove it (vaultctl starts it afresh)")
         }
         return doc

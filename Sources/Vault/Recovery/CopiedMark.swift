@@ -59,7 +59,7 @@ public struct CopiedMark: Sendable {
             throw .slot(error)
         }
         guard let bytes else { return false }
-        guard let doc = try? bytes.withUnsafeBytes({ (raw) throws(JSONError) in try Document(jsonBytes: raw) }),
+        guard let doc = try? Document(jsonBytes: bytes),
               doc.version == 1, let salt = Hex.decode(doc.salt), let expected = Hex.decode(doc.fingerprint) else {
             throw .configuration(path: path, detail: "it is not a valid copied mark; remove it and confirm again")
         }
