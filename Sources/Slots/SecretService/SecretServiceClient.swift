@@ -310,7 +310,8 @@ final class SecretServiceClient {
         let session = try ensureSession()
         let (parameters, value) = session.key.encrypt(secret)
         // text/plain only for text (what secret-tool stores and other clients show); anything else is bytes.
-        let contentType = secret.withUnsafeBytes(Self.isText) ? "text/plain" : "application/octet-stream"
+        // Checked in place: no `String` ever holds the secret.
+        let contentType = secret.withUnsafeBytes { UTF8Validation.isValid($0, allowingNUL: false) } ? "text/plain" : "application/octet-stream"
         let properties = DBusValue.array(element: "{sv}", [
             .dictEntry(.string("org.freedesktop.Secret.Item.Label"), .variant(.string(label))),
             .dictEntry(.string("org.freedesktop.Secret.Item.Attributes"), .variant(.stringDictionary(attributes))),
@@ -383,19 +384,6 @@ final class SecretServiceClient {
     private static func isGone(_ name: String) -> Bool {
         name == "org.freedesktop.DBus.Error.UnknownObject" || name == "org.freedesktop.DBus.Error.UnknownMethod"
             || name == "org.freedesktop.Secret.Error.NoSuchObject"
-    }
-
-    /// Whether bytes are UTF-8 text without NUL, checked in place (no `String` ever holds the secret).
-    static func isText(_ raw: UnsafeRawBufferPointer) -> Bool {
-        var bytes = raw.makeIterator()
-        var parser = Unicode.UTF8.ForwardParser()
-        while true {
-            switch parser.parseScalar(from: &bytes) {
-            case .valid(let encoded): if encoded.count == 1 && encoded.first == 0 { return false }
-            case .emptyInput: return true
-            case .error: return false
-            }
-        }
     }
 }
 

@@ -1,3 +1,5 @@
+import Slots
+
 /// A strict JSON reader (RFC 8259): bytes in, a `JSONValue` out, or the first problem as a `JSONError`.
 ///
 /// Strict where readers differ, so that what vaultctl accepts is what any careful reader would read the
@@ -232,10 +234,10 @@ struct JSONParser {
         if !invalid {
             if decoded.isEmpty {
                 let raw = (start + 1)..<i
-                if Self.isValidUTF8(UnsafeRawBufferPointer(rebasing: bytes[raw])) { token = StringToken(raw: raw, decoded: nil) }
+                if UTF8Validation.isValid(UnsafeRawBufferPointer(rebasing: bytes[raw])) { token = StringToken(raw: raw, decoded: nil) }
             } else {
                 decoded += UnsafeRawBufferPointer(rebasing: bytes[run..<i])
-                if Self.isValidUTF8(decoded) { token = StringToken(raw: (start + 1)..<i, decoded: decoded) }
+                if UTF8Validation.isValid(decoded) { token = StringToken(raw: (start + 1)..<i, decoded: decoded) }
             }
         }
         guard let token else {
@@ -244,21 +246,6 @@ struct JSONParser {
         }
         i += 1  // "
         return token
-    }
-
-    /// Whether `bytes` are well-formed UTF-8 (the rules `String(validating:)` applies: no overlong forms, no
-    /// surrogates, nothing past U+10FFFF). ASCII, the usual case, is checked a byte at a time.
-    static func isValidUTF8<C: Collection>(_ bytes: C) -> Bool where C.Element == UInt8 {
-        if bytes.allSatisfy({ $0 < 0x80 }) { return true }
-        var iterator = bytes.makeIterator()
-        var parser = Unicode.UTF8.ForwardParser()
-        while true {
-            switch parser.parseScalar(from: &iterator) {
-            case .valid: continue
-            case .emptyInput: return true
-            case .error: return false
-            }
-        }
     }
 
     /// Decodes the escape at `i` (a backslash) into `out` as UTF-8; false when it is not a valid one.

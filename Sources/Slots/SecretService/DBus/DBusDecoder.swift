@@ -56,16 +56,7 @@ struct DBusDecoder {
     private mutating func text(count: Int) -> String? {
         guard count >= 0, offset + count + 1 <= end, bytes[offset + count] == 0 else { return nil }
         let slice = bytes[offset..<(offset + count)]
-        guard !slice.contains(0) else { return nil }
-        var iterator = slice.makeIterator()
-        var parser = Unicode.UTF8.ForwardParser()
-        validation: while true {
-            switch parser.parseScalar(from: &iterator) {
-            case .valid: continue
-            case .emptyInput: break validation
-            case .error: return nil
-            }
-        }
+        guard UTF8Validation.isValid(slice, allowingNUL: false) else { return nil }
         offset += count + 1
         return String(decoding: slice, as: UTF8.self)
     }
