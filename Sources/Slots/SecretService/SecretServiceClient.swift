@@ -195,6 +195,34 @@ final class SecretServiceClient {
     /// The default collection's `Locked` property.
     private var collectionLocked: DBusMessage { Self.getProperty(collection, Self.collectionInterface, "Locked") }
 
+    /// The answer to `collectionLocked`.
+    private static func lockedState(_ reply: Result<DBusMessage, DBusError>) throws(Failure) -> Bool {
+        guard let locked = try values(reply).first?.unwrapped.bool else {
+            throw .bus(.protocolError("the provider's collection has no Locked property"))
+        }
+        return locked
+    }
+
+    /// A search of the default collection for items with `attributes`, and its `Locked` property: two calls
+    /// to send in one trip, read back by `searched`.
+    private func searchCalls(_ attributes: [(String, String)]) -> [DBusMessage] {
+        [Self.method(collection, Self.collectionInterface, "SearchItems", [DBusValue.stringDictionary(attributes)]),
+         collectionLocked]
+    }
+
+    /// What `searchCalls` found, and whether the collection is locked. gnome-keyring finds items in a locked
+    /// collection; KeePassXC finds none there. Nothing found in a locked collection is therefore "could not
+    /// look", never "empty".
+    private static func searched(_ search: Result<DBusMessage, DBusError>,
+                                 _ locked: Result<DBusMessage, DBusError>) throws(Failure) -> (paths: [String], locked: Bool) {
+        guard let paths = try values(search).first?.objectPaths else {
+            throw .bus(.protocolError("the provider answered SearchItems with something else"))
+        }
+        let isLocked = try lockedState(locked)
+        if isLocked && paths.isEmpty { throw .slot(lockedCollection) }
+        return (paths, isLocked)
+    }
+
     // MARK: - Operations
 
     /// The items of slot `name` in the default collection, locked ones included. With `openingSession`, the
@@ -204,22 +232,14 @@ final class SecretServiceClient {
     /// (gnome-keyring, KeePassXC), and a search of every collection for per-item state cost a second scan of
     /// all items in gnome-keyring.
     func items(slot name: SlotName, openingSession: Bool = false) throws(Failure) -> [Item] {
-        var calls = [Self.method(collection, Self.collectionInterface, "SearchItems",
-                                 [DBusValue.stringDictionary(SecretServiceSlot.attributes(name))]),
-                     collectionLocked]
+        var calls = searchCalls(SecretServiceSlot.attributes(name))
         let exchange = openingSession && session == nil ? SessionKeyExchange() : nil
         if let exchange {
             calls.append(Self.openSession(exchange))
         }
         let replies = try callAll(calls)
-        guard let paths = try Self.values(replies[0]).first?.objectPaths else { throw .bus(.protocolError("the provider answered SearchItems with something else")) }
-        guard let locked = try Self.values(replies[1]).first?.unwrapped.bool else {
-            throw .bus(.protocolError("the provider's collection has no Locked property"))
-        }
         if let exchange { try finishSession(replies[2], exchange) }
-        // gnome-keyring finds items in a locked collection; KeePassXC finds none there. Nothing found in a
-        // locked collection is therefore "could not look", never "empty".
-        if locked && paths.isEmpty { throw .slot(Self.lockedCollection) }
+        let (paths, locked) = try Self.searched(replies[0], replies[1])
         let found = paths.map { Item(path: $0, locked: locked) }
         lastFound = (name, found)
         return found
@@ -300,10 +320,7 @@ final class SecretServiceClient {
             calls.append(Self.openSession(exchange))
         }
         let replies = try callAll(calls)
-        guard let locked = try Self.values(replies[0]).first?.unwrapped.bool else {
-            throw .bus(.protocolError("the provider's collection has no Locked property"))
-        }
-        if locked {
+        if try Self.lockedState(replies[0]) {
             throw .slot(.locked("the default collection is locked; unlock your keyring (for example by logging in to the desktop) and try again"))
         }
         if let exchange { try finishSession(replies[1], exchange) }
@@ -344,14 +361,8 @@ final class SecretServiceClient {
 
     /// The `slot` attribute of every vaultctl item in the default collection (locked ones too).
     func slotNames() throws(Failure) -> [String] {
-        let replies = try callAll([Self.method(collection, Self.collectionInterface, "SearchItems",
-                                               [.stringDictionary([("xdg:schema", SecretServiceSlot.schemaName)])]),
-                                   collectionLocked])
-        guard let paths = try Self.values(replies[0]).first?.objectPaths,
-              let locked = try Self.values(replies[1]).first?.unwrapped.bool else {
-            throw .bus(.protocolError("the provider answered SearchItems with something else"))
-        }
-        if locked && paths.isEmpty { throw .slot(Self.lockedCollection) }
+        let replies = try callAll(searchCalls([("xdg:schema", SecretServiceSlot.schemaName)]))
+        let (paths, _) = try Self.searched(replies[0], replies[1])
         var names: [String] = []
         for reply in try callAll(paths.map { Self.getProperty($0, Self.itemInterface, "Attributes") }) {
             let v: [DBusValue]
@@ -367,7 +378,7 @@ final class SecretServiceClient {
     /// Locks the default collection unless it already is. Returns only when the provider said it is locked:
     /// `Lock` answers with the objects it locked and a prompt ("/" when none is needed).
     func lockCollection() throws(Failure) {
-        if try call(collectionLocked).first?.unwrapped.bool == true { return }
+        if try Self.lockedState(callAll([collectionLocked])[0]) { return }
         let v = try call(Self.method(Self.servicePath, Self.serviceInterface, "Lock", [.array(element: "o", [.objectPath(collection)])]))
         guard v.count == 2, let locked = v[0].objectPaths, let prompt = v[1].objectPath else {
             throw .bus(.protocolError("the provider answered Lock with something else"))
