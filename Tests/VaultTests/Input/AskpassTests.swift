@@ -69,11 +69,17 @@ import Slots
 
     // MARK: Helpers
 
-    /// Writes an executable shell script with `body` and returns its path.
+    /// Writes an executable shell script with `body` and returns its path. The descriptor is close-on-exec:
+    /// Foundation's atomic write leaves it inheritable, and a child another suite spawned meanwhile would
+    /// keep the script open for writing, so running it failed with ETXTBSY.
     private func script(_ body: String) throws -> String {
         let path = folder.appending("askpass-\(UUID().uuidString)")
-        try "#!/bin/sh\n\(body)\n".write(toFile: path, atomically: true, encoding: .utf8)
-        guard chmod(path, 0o700) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o700)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let text = Array("#!/bin/sh\n\(body)\n".utf8)
+        let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        guard written == text.count else { throw POSIXError(.EIO) }
         return path
     }
 
