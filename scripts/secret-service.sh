@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Starts or stops a private D-Bus session bus, optionally with a real gnome-keyring Secret Service on it.
 #
-#   scripts/secret-service.sh start DIR [unlocked|no-default|bus-only] [PASSWORD]
+#   scripts/secret-service.sh start DIR [unlocked|no-default|bus-only|scripted:SCENARIO] [PASSWORD]
 #   scripts/secret-service.sh stop DIR
 #
 # start writes DIR/env (shell lines to source: DBUS_SESSION_BUS_ADDRESS and the keyring's HOME) and
 # DIR/pids. The bus configuration lists no service folders, so nothing is started on demand: a bus
 # without gnome-keyring really has no Secret Service. 'unlocked' unlocks a login collection with PASSWORD
 # (the default alias points at it); 'no-default' starts gnome-keyring without --unlock on an empty keyring
-# folder, so the provider has no default collection.
+# folder, so the provider has no default collection. 'scripted:SCENARIO' puts the test provider
+# scripts/fake-secret-service.py on the bus instead of gnome-keyring (its scenarios are listed there).
 set -euo pipefail
 
 cmd=${1:?usage: secret-service.sh start|stop DIR [unlocked|no-default|bus-only] [PASSWORD]}
@@ -69,12 +70,15 @@ if [ "$kind" != bus-only ]; then
   export DBUS_SESSION_BUS_ADDRESS="$address" HOME="$dir/home" XDG_DATA_HOME="$dir/home/.local/share" \
          XDG_RUNTIME_DIR="$dir/run"
   unset DISPLAY WAYLAND_DISPLAY
-  if [ "$kind" = unlocked ]; then
-    printf '%s' "$password" | gnome-keyring-daemon --foreground --unlock --components=secrets \
-      >"$dir/keyring.log" 2>&1 &
-  else
-    gnome-keyring-daemon --foreground --components=secrets </dev/null >"$dir/keyring.log" 2>&1 &
-  fi
+  case "$kind" in
+    scripted:*)
+      /usr/bin/python3 "$(dirname "$0")/fake-secret-service.py" "${kind#scripted:}" </dev/null >"$dir/keyring.log" 2>&1 & ;;
+    unlocked)
+      printf '%s' "$password" | gnome-keyring-daemon --foreground --unlock --components=secrets \
+        >"$dir/keyring.log" 2>&1 & ;;
+    *)
+      gnome-keyring-daemon --foreground --components=secrets </dev/null >"$dir/keyring.log" 2>&1 & ;;
+  esac
   echo $! >> "$dir/pids"
   # Wait (bounded) until the provider owns its name on the bus.
   for _ in $(seq 100); do
@@ -88,7 +92,7 @@ if [ "$kind" != bus-only ]; then
     fi
     sleep 0.05
   done
-  echo "secret-service.sh: gnome-keyring did not come up; see $dir/keyring.log" >&2
+  echo "secret-service.sh: the provider ($kind) did not come up; see $dir/keyring.log" >&2
   stop
   exit 69
 fi

@@ -28,7 +28,7 @@ final class SecretServiceClient {
         let locked: Bool
     }
 
-    private let bus: DBusConnection
+    private let bus: BusConnection
     /// The default collection's object path.
     let collection: String
     private var session: (path: String, key: SessionKey)?
@@ -36,7 +36,7 @@ final class SecretServiceClient {
     /// The last search's answer (see `recentItems`); forgotten when this process changes anything.
     private var lastFound: (name: SlotName, items: [Item])?
 
-    private init(bus: DBusConnection, collection: String, deadline: Deadline) {
+    private init(bus: BusConnection, collection: String, deadline: Deadline) {
         self.bus = bus
         self.collection = collection
         self.deadline = deadline
@@ -97,12 +97,15 @@ final class SecretServiceClient {
     }
 
     private static func connect(deadline: Deadline) throws(Failure) -> SecretServiceClient {
-        let bus: DBusConnection
-        do { bus = try DBusConnection.open(BusAddress.session(), deadline: deadline) } catch { throw .bus(error) }
+        let bus: BusConnection
+        do { bus = try BusConnection.open(deadline: deadline) } catch { throw .bus(error) }
         func readAlias() throws(Failure) -> String {
-            let alias = try values(bus.callOrFail(.call(destination, servicePath, serviceInterface, "ReadAlias", [.string("default")]),
-                                                 deadline: deadline))
-            guard let path = alias.first?.objectPath else { throw .bus(.protocolError("the provider answered ReadAlias with something else")) }
+            let replies: [Reply]
+            do {
+                replies = try bus.callAll([method(servicePath, serviceInterface, "ReadAlias", [.string("default")])],
+                                          destination: destination, deadline: deadline)
+            } catch { throw .bus(error) }
+            guard let path = try values(replies[0]).first?.objectPath else { throw .bus(.protocolError("the provider answered ReadAlias with something else")) }
             return path
         }
         // gnome-keyring registers a new client from an idle callback, and a first call that it handles before
@@ -127,14 +130,15 @@ final class SecretServiceClient {
         case .bus(let e):
             switch e {
             case .noAddress:
-                if let set = getenv("DBUS_SESSION_BUS_ADDRESS"), set.pointee != 0 {
-                    return .serviceUnavailable("DBUS_SESSION_BUS_ADDRESS names no bus vaultctl can reach (it speaks unix:path= and unix:abstract= only)")
-                }
                 return .serviceUnavailable("there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus is not there)")
+            case .badAddress(let fromEnvironment):
+                return .serviceUnavailable(fromEnvironment
+                    ? "DBUS_SESSION_BUS_ADDRESS is not a D-Bus address vaultctl can use"
+                    : "the session bus address is not valid")
             case .cannotConnect(let why):
                 return .serviceUnavailable("the session bus did not answer (\(why))")
             case .authenticationRejected:
-                return .serviceUnavailable("the session bus refused vaultctl's credentials (while \(what))")
+                return .serviceUnavailable("the session bus refused vaultctl's credentials or closed the connection before accepting vaultctl (is it another user's bus?) (while \(what))")
             case .timedOut:
                 return .serviceUnavailable("it did not answer within \(Int(timeout)) s while \(what)"
                     + (changes ? " (the change may still have been made; check with 'vaultctl status')" : ""))
@@ -158,45 +162,43 @@ final class SecretServiceClient {
 
     // MARK: - Calls
 
-    private static func values(_ reply: DBusMessage) throws(Failure) -> [DBusValue] {
-        guard let v = reply.arguments() else { throw .bus(.protocolError("the provider sent an answer this client cannot read")) }
-        return v
-    }
+    /// One call's answer: its values, or the error it got.
+    typealias Reply = Result<[DBusValue], DBusError>
 
-    private static func values(_ result: Result<DBusMessage, DBusError>) throws(Failure) -> [DBusValue] {
+    private static func values(_ result: Reply) throws(Failure) -> [DBusValue] {
         switch result {
-        case .success(let m): return try values(m)
+        case .success(let v): return v
         case .failure(let e): throw .bus(e)
         }
     }
 
-    private func callAll(_ calls: [DBusMessage]) throws(Failure) -> [Result<DBusMessage, DBusError>] {
-        do { return try bus.callAll(calls, deadline: deadline) } catch { throw .bus(error) }
+    private func callAll(_ calls: [BusCall]) throws(Failure) -> [Reply] {
+        do { return try bus.callAll(calls, destination: Self.destination, deadline: deadline) } catch { throw .bus(error) }
     }
 
-    private func call(_ m: DBusMessage) throws(Failure) -> [DBusValue] {
+    private func call(_ m: BusCall) throws(Failure) -> [DBusValue] {
         try Self.values(callAll([m])[0])
     }
 
-    private static func method(_ path: String, _ interface: String, _ member: String, _ args: [DBusValue] = []) -> DBusMessage {
-        .call(destination, path, interface, member, args)
+    private static func method(_ path: String, _ interface: String, _ member: String, _ args: [DBusValue] = []) -> BusCall {
+        BusCall(path, interface, member, args)
     }
 
-    private static func getProperty(_ path: String, _ interface: String, _ name: String) -> DBusMessage {
-        .call(destination, path, "org.freedesktop.DBus.Properties", "Get", [.string(interface), .string(name)])
+    private static func getProperty(_ path: String, _ interface: String, _ name: String) -> BusCall {
+        BusCall(path, "org.freedesktop.DBus.Properties", "Get", [.string(interface), .string(name)])
     }
 
     /// The key exchange's first half: our public key, for the session algorithm.
-    private static func openSession(_ exchange: SessionKeyExchange) -> DBusMessage {
+    private static func openSession(_ exchange: SessionKeyExchange) -> BusCall {
         method(servicePath, serviceInterface, "OpenSession",
                [.string(SessionKeyExchange.algorithm), .variant(.bytes(exchange.publicKey))])
     }
 
     /// The default collection's `Locked` property.
-    private var collectionLocked: DBusMessage { Self.getProperty(collection, Self.collectionInterface, "Locked") }
+    private var collectionLocked: BusCall { Self.getProperty(collection, Self.collectionInterface, "Locked") }
 
     /// The answer to `collectionLocked`.
-    private static func lockedState(_ reply: Result<DBusMessage, DBusError>) throws(Failure) -> Bool {
+    private static func lockedState(_ reply: Reply) throws(Failure) -> Bool {
         guard let locked = try values(reply).first?.unwrapped.bool else {
             throw .bus(.protocolError("the provider's collection has no Locked property"))
         }
@@ -205,7 +207,7 @@ final class SecretServiceClient {
 
     /// A search of the default collection for items with `attributes`, and its `Locked` property: two calls
     /// to send in one trip, read back by `searched`.
-    private func searchCalls(_ attributes: [(String, String)]) -> [DBusMessage] {
+    private func searchCalls(_ attributes: [(String, String)]) -> [BusCall] {
         [Self.method(collection, Self.collectionInterface, "SearchItems", [DBusValue.stringDictionary(attributes)]),
          collectionLocked]
     }
@@ -213,8 +215,8 @@ final class SecretServiceClient {
     /// What `searchCalls` found, and whether the collection is locked. gnome-keyring finds items in a locked
     /// collection; KeePassXC finds none there. Nothing found in a locked collection is therefore "could not
     /// look", never "empty".
-    private static func searched(_ search: Result<DBusMessage, DBusError>,
-                                 _ locked: Result<DBusMessage, DBusError>) throws(Failure) -> (paths: [String], locked: Bool) {
+    private static func searched(_ search: Reply,
+                                 _ locked: Reply) throws(Failure) -> (paths: [String], locked: Bool) {
         guard let paths = try values(search).first?.objectPaths else {
             throw .bus(.protocolError("the provider answered SearchItems with something else"))
         }
@@ -274,7 +276,7 @@ final class SecretServiceClient {
                 (try? Self.values(replies[1]))?.first?.unwrapped.string)
     }
 
-    private func finishSession(_ reply: Result<DBusMessage, DBusError>, _ exchange: SessionKeyExchange) throws(Failure) {
+    private func finishSession(_ reply: Reply, _ exchange: SessionKeyExchange) throws(Failure) {
         let v: [DBusValue]
         do { v = try Self.values(reply) } catch {
             if case .bus(.remote("org.freedesktop.DBus.Error.NotSupported", _)) = error {
@@ -403,12 +405,5 @@ extension DBusError {
     var breaksConnection: Bool {
         if case .remote = self { return false }
         return true
-    }
-}
-
-extension DBusConnection {
-    /// One call whose error reply is thrown.
-    func callOrFail(_ m: DBusMessage, deadline: Deadline) throws(SecretServiceClient.Failure) -> DBusMessage {
-        do { return try call(m, deadline: deadline) } catch { throw .bus(error) }
     }
 }

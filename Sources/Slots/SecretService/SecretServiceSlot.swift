@@ -2,9 +2,9 @@
 /// `xdg:schema` = `org.vaultctl.Slot` and `slot` = the slot name (the same attributes
 /// `secret-tool store --label=L xdg:schema org.vaultctl.Slot slot NAME` writes).
 ///
-/// It talks to the provider over the session bus itself (`SecretServiceClient`, `DBusConnection`) instead
-/// of through libsecret, whose GLib stack cost every command a millisecond of start-up. Secrets cross the
-/// bus encrypted with the session algorithm libsecret uses (`SessionKeyExchange`). Every operation has
+/// It talks to the provider through sd-bus (`SecretServiceClient`, `BusConnection`) instead of through
+/// libsecret, whose GLib/GDBus stack costs every command about 10 ms. Secrets cross the bus encrypted with
+/// the session algorithm libsecret uses, on libgcrypt as libsecret does (`SessionKeyExchange`). Every operation has
 /// `timeout` seconds, end to end; past that it is `serviceUnavailable`, never a hang. Nothing here ever
 /// unlocks a collection or answers a prompt: a locked collection is `locked`, at once.
 public struct SecretServiceSlot: Slot {

@@ -9,7 +9,8 @@ struct SetupError: Error, CustomStringConvertible {
     let description: String
 }
 
-/// A private D-Bus session bus started by `scripts/secret-service.sh`, with or without gnome-keyring on it.
+/// A private D-Bus session bus started by `scripts/secret-service.sh`, with gnome-keyring, a scripted
+/// provider, or nothing on it.
 ///
 /// Stop it with `stop()` (tests use `defer`); `deinit` stops it too, and the suite's guard process stops any
 /// instance still running when the test process dies. `Sendable`: its only mutable state is behind a `Mutex`.
@@ -21,6 +22,16 @@ final class SecretServiceInstance: Sendable {
         case noDefault = "no-default"
         /// A bus with no Secret Service provider at all.
         case busOnly = "bus-only"
+        /// `scripts/fake-secret-service.py` instead of gnome-keyring: a real service object on the bus that
+        /// answers as its scenario says (see the script for each one).
+        case scriptedProvider = "scripted:provider"
+        case scriptedPlainOnly = "scripted:plain-only"
+        case scriptedBadKey = "scripted:bad-key"
+        case scriptedErrorReply = "scripted:error-reply"
+        case scriptedLockedEmpty = "scripted:locked-empty"
+        case scriptedLockIgnored = "scripted:lock-ignored"
+        case scriptedLockListed = "scripted:lock-listed"
+        case scriptedSilentAfterAlias = "scripted:silent-after-alias"
     }
 
     let kind: Kind
