@@ -6,7 +6,7 @@
 It owns org.freedesktop.secrets on the bus and answers as SCENARIO says, to force what a real provider
 rarely does. It prints "ready" once the name is owned. Scenarios:
 
-    provider      an unlocked default collection 'Fake' that holds item 1 (label 'Fake') for every search
+    provider      one unlocked collection 'Fake', the default, that holds item 1 (label 'Fake') for every search
     plain-only    as provider, but OpenSession refuses every algorithm (org.freedesktop.DBus.Error.NotSupported)
     bad-key       as provider, but OpenSession answers with the public key [0x01]
     error-reply   ReadAlias answers; every other call gets AccessDenied with a multi-line message
@@ -71,6 +71,24 @@ class Service(dbus.service.Object):
                   dbus.ObjectPath("/org/freedesktop/secrets/session/s1"))
             return
         raise Failure("org.freedesktop.DBus.Error.NotSupported", "this fake provider does no key exchange")
+
+    @dbus.service.method(SERVICE, in_signature="a{ss}", out_signature="aoao", async_callbacks=("reply", "error"))
+    def SearchItems(self, attributes, reply, error):
+        if never_answer():
+            return
+        refuse_everything()
+        found = [] if scenario == "locked-empty" else [dbus.ObjectPath(ITEM_PATH)]
+        reply(dbus.Array(found, signature="o"), dbus.Array([], signature="o"))
+
+    @dbus.service.method(PROPERTIES, in_signature="ss", out_signature="v", async_callbacks=("reply", "error"))
+    def Get(self, interface, name, reply, error):
+        if never_answer():
+            return
+        refuse_everything()
+        if name == "Collections":
+            reply(dbus.Array([dbus.ObjectPath(COLLECTION_PATH)], signature="o", variant_level=1))
+        else:
+            raise Failure("org.freedesktop.DBus.Error.UnknownProperty", "no such property")
 
     @dbus.service.method(SERVICE, in_signature="ao", out_signature="aoo", async_callbacks=("reply", "error"))
     def Lock(self, objects, reply, error):

@@ -205,49 +205,62 @@ final class SecretServiceClient {
         return locked
     }
 
-    /// A search of the default collection for items with `attributes`, and its `Locked` property: two calls
-    /// to send in one trip, read back by `searched`.
-    private func searchCalls(_ attributes: [(String, String)]) -> [BusCall] {
-        [Self.method(collection, Self.collectionInterface, "SearchItems", [DBusValue.stringDictionary(attributes)]),
-         collectionLocked]
+    /// A search of every collection for items with `attributes` (`Service.SearchItems`, as libsecret does):
+    /// a value in a collection other than the default one is still there.
+    private static func search(_ attributes: [(String, String)]) -> BusCall {
+        method(servicePath, serviceInterface, "SearchItems", [DBusValue.stringDictionary(attributes)])
     }
 
-    /// What `searchCalls` found, and whether the collection is locked. gnome-keyring finds items in a locked
-    /// collection; KeePassXC finds none there. Nothing found in a locked collection is therefore "could not
-    /// look", never "empty".
-    private static func searched(_ search: Reply,
-                                 _ locked: Reply) throws(Failure) -> (paths: [String], locked: Bool) {
-        guard let paths = try values(search).first?.objectPaths else {
+    /// What `search` found: the unlocked items, then the locked ones (the provider sorts them). gnome-keyring
+    /// finds items in a locked collection; KeePassXC finds none there. Nothing found while some collection is
+    /// locked is therefore "could not look", never "empty" (one more trip, only when nothing was found).
+    private func searched(_ reply: Reply) throws(Failure) -> [Item] {
+        let v = try Self.values(reply)
+        guard v.count == 2, let unlocked = v[0].objectPaths, let locked = v[1].objectPaths else {
             throw .bus(.protocolError("the provider answered SearchItems with something else"))
         }
-        let isLocked = try lockedState(locked)
-        if isLocked && paths.isEmpty { throw .slot(lockedCollection) }
-        return (paths, isLocked)
+        let found = unlocked.map { Item(path: $0, locked: false) } + locked.map { Item(path: $0, locked: true) }
+        if found.isEmpty, try someCollectionIsLocked() { throw .slot(Self.lockedCollection) }
+        return found
+    }
+
+    /// The provider's collections (`Service.Collections`).
+    private func collections() throws(Failure) -> [String] {
+        guard let paths = try call(Self.getProperty(Self.servicePath, Self.serviceInterface, "Collections")).first?.unwrapped.objectPaths else {
+            throw .bus(.protocolError("the provider's service has no Collections property"))
+        }
+        return paths
+    }
+
+    /// Whether any collection is locked (each one's `Locked`, asked in one trip).
+    private func someCollectionIsLocked() throws(Failure) -> Bool {
+        let paths = try collections()
+        for reply in try callAll(paths.map { Self.getProperty($0, Self.collectionInterface, "Locked") }) {
+            if case .failure(.remote(let name, _)) = reply, Self.isGone(name) { continue }
+            if try Self.lockedState(reply) { return true }
+        }
+        return false
     }
 
     // MARK: - Operations
 
-    /// The items of slot `name` in the default collection, locked ones included. With `openingSession`, the
-    /// key exchange rides along when there is no session yet.
-    ///
-    /// Lock state is the collection's (`Locked`, asked in the same trip): providers lock whole collections
-    /// (gnome-keyring, KeePassXC), and a search of every collection for per-item state cost a second scan of
-    /// all items in gnome-keyring.
+    /// The items of slot `name` in every collection, locked ones included, each with its own lock state (an
+    /// item may be locked in an unlocked collection: KeePassXC's "confirm access"). With `openingSession`, the
+    /// key exchange rides along when there is no session yet: one round trip for both.
     func items(slot name: SlotName, openingSession: Bool = false) throws(Failure) -> [Item] {
-        var calls = searchCalls(SecretServiceSlot.attributes(name))
+        var calls = [Self.search(SecretServiceSlot.attributes(name))]
         let exchange = openingSession && session == nil ? SessionKeyExchange() : nil
         if let exchange {
             calls.append(Self.openSession(exchange))
         }
         let replies = try callAll(calls)
-        if let exchange { try finishSession(replies[2], exchange) }
-        let (paths, locked) = try Self.searched(replies[0], replies[1])
-        let found = paths.map { Item(path: $0, locked: locked) }
+        if let exchange { try finishSession(replies[1], exchange) }
+        let found = try searched(replies[0])
         lastFound = (name, found)
         return found
     }
 
-    static let lockedCollection = SlotError.locked("the default collection is locked, so vaultctl cannot tell what it holds; unlock your keyring (for example by logging in to the desktop) and try again")
+    static let lockedCollection = SlotError.locked("a Secret Service collection is locked, so vaultctl cannot tell what it holds; unlock your keyring (for example by logging in to the desktop) and try again")
 
     /// What the last `items(slot:)` of this process found for `name`, or a new search: for words about a
     /// place (status asks where a value is right after asking whether it is there), never for a decision.
@@ -263,17 +276,25 @@ final class SecretServiceClient {
         var best: (Item, UInt64)?
         for (item, reply) in zip(items, replies) {
             let modified = (try? Self.values(reply))?.first?.unwrapped.uint64 ?? 0
-            if best == nil || modified > best!.1 { best = (item, modified) }
+            // Ties go to the smaller path, so every command picks the same one.
+            if best == nil || modified > best!.1 || (modified == best!.1 && item.path < best!.0.path) { best = (item, modified) }
         }
         return best?.0
     }
 
-    /// The labels of the default collection and of `item`.
+    /// The collection that holds `item` (by object path: providers name items below their collection, as the
+    /// specification's examples do) and the labels of both; an empty collection label is shown as the last part
+    /// of its path, the provider's own name for it.
     func labels(item: String) throws(Failure) -> (collection: String?, item: String?) {
-        let replies = try callAll([Self.getProperty(collection, Self.collectionInterface, "Label"),
-                                   Self.getProperty(item, Self.itemInterface, "Label")])
-        return ((try? Self.values(replies[0]))?.first?.unwrapped.string,
-                (try? Self.values(replies[1]))?.first?.unwrapped.string)
+        let holder = try collections().first { item.hasPrefix($0 + "/") }
+        var calls = [Self.getProperty(item, Self.itemInterface, "Label")]
+        if let holder { calls.append(Self.getProperty(holder, Self.collectionInterface, "Label")) }
+        let replies = try callAll(calls)
+        let itemLabel = (try? Self.values(replies[0]))?.first?.unwrapped.string
+        guard let holder else { return (nil, itemLabel) }
+        let label = (try? Self.values(replies[1]))?.first?.unwrapped.string ?? ""
+        let name = label.isEmpty ? String(holder.split(separator: "/").last ?? Substring(holder)) : label
+        return (name, itemLabel)
     }
 
     private func finishSession(_ reply: Reply, _ exchange: SessionKeyExchange) throws(Failure) {
@@ -307,9 +328,15 @@ final class SecretServiceClient {
         guard let fields = v.first?.fields, fields.count == 4, let parameters = fields[1].bytes, let value = fields[2].bytes else {
             throw .bus(.protocolError("the provider returned no secret for slot '\(name)'"))
         }
+        // A value outside 1 byte … 64 KiB is refused before and after decryption, never printed: another
+        // program may have stored anything under our attributes.
+        let outOfBounds = SlotError.tampered(path: "the Secret Service item \(item) (slot '\(name)')",
+                                             detail: "it holds a value outside the 1 to \(SecretBytes.maximumCount) bytes vaultctl reads; replace it with 'vaultctl store \(name)'")
+        guard value.count <= SecretBytes.maximumCount + PKCS7Padding.blockBytes else { throw .slot(outOfBounds) }
         guard let plain = value.withUnsafeBytes({ session.key.decrypt(parameters: parameters, value: $0) }) else {
             throw .slot(.serviceUnavailable("the provider's answer for slot '\(name)' does not decrypt under the session key"))
         }
+        guard (1...SecretBytes.maximumCount).contains(plain.count) else { throw .slot(outOfBounds) }
         return plain
     }
 
@@ -361,10 +388,9 @@ final class SecretServiceClient {
         }
     }
 
-    /// The `slot` attribute of every vaultctl item in the default collection (locked ones too).
+    /// The `slot` attribute of every vaultctl item in every collection (locked ones too).
     func slotNames() throws(Failure) -> [String] {
-        let replies = try callAll(searchCalls([("xdg:schema", SecretServiceSlot.schemaName)]))
-        let (paths, _) = try Self.searched(replies[0], replies[1])
+        let paths = try searched(callAll([Self.search([("xdg:schema", SecretServiceSlot.schemaName)])])[0]).map(\.path)
         var names: [String] = []
         for reply in try callAll(paths.map { Self.getProperty($0, Self.itemInterface, "Attributes") }) {
             let v: [DBusValue]

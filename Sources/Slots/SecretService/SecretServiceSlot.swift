@@ -1,4 +1,5 @@
-/// The sync slot: an item in the Secret Service default collection, found by the attributes
+/// The sync slot: an item in a Secret Service collection (new values go to the default one), found in any
+/// collection by the attributes
 /// `xdg:schema` = `org.vaultctl.Slot` and `slot` = the slot name (the same attributes
 /// `secret-tool store --label=L xdg:schema org.vaultctl.Slot slot NAME` writes).
 ///
@@ -42,12 +43,15 @@ public struct SecretServiceSlot: Slot {
     /// The label of the collection holding the item, and the item's own label.
     public func place(of name: SlotName) -> String? {
         try? run("describing slot '\(name)'") { (c) throws(SecretServiceClient.Failure) -> String? in
-            guard let item = try c.newest(c.recentItems(slot: name)) else { return nil }
+            let items = try c.recentItems(slot: name)
+            guard let item = try c.newest(items) else { return nil }
             let (collection, label) = try c.labels(item: item.path)
             // Labels are anyone's words (any program in the session may set them): one line, no controls.
-            let shown = (SlotErrorText.oneLine(collection ?? "default", limit: 100),
-                         SlotErrorText.oneLine(label ?? SecretServiceSlot.label(for: name), limit: 100))
-            return "the Secret Service collection '\(shown.0)' as item '\(shown.1)'"
+            let shownLabel = SlotErrorText.oneLine(label ?? SecretServiceSlot.label(for: name), limit: 100)
+            let place = collection.map { "the Secret Service collection '\(SlotErrorText.oneLine($0, limit: 100))'" }
+                ?? "a Secret Service collection"
+            let copies = items.count > 1 ? " (the newest of \(items.count) items for this slot; reads use it)" : ""
+            return "\(place) as item '\(shownLabel)'\(copies)"
         }
     }
 
