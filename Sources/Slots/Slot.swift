@@ -25,10 +25,16 @@ public protocol Slot: Sendable {
     func names() throws(SlotError) -> [SlotName]
     /// Where a held value is, in words a person recognizes; see the default below.
     func place(of name: SlotName) -> String?
+    /// Whether `read` can get a locked value unlocked by asking a person (the provider's prompt on a
+    /// desktop); see the default below.
+    var canAskToUnlock: Bool { get }
 }
 
 extension Slot {
     /// Where a held value is, in words a person recognizes (for the sync slot, the collection's label);
     /// nil when the backend has nothing better to say than its mode.
     public func place(of name: SlotName) -> String? { nil }
+
+    /// A backend that has no locked values, or no way to ask for them, cannot.
+    public var canAskToUnlock: Bool { false }
 }

@@ -113,10 +113,12 @@ public struct Vault: Sendable {
         }
     }
 
-    /// The gated read: locate the value, verify presence (fresh PAM), then read it.
+    /// The gated read: locate the value, verify presence (fresh PAM), then read it. A locked value is
+    /// refused before the password prompt, unless its slot can ask a person to unlock it (the provider's own
+    /// prompt on a desktop, after PAM, never instead of it).
     public func read(_ name: SlotName) throws(VaultError) -> SecretBytes {
         let (mode, locked) = try steadily { () throws(VaultError) in try locate(name) }
-        if locked {
+        if locked && !slot(mode).canAskToUnlock {
             throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring (for example by logging in to the desktop) and try again"))
         }
         try gate.verify(reason: "read slot '\(name)'")

@@ -72,9 +72,27 @@ struct SecretServiceProtocolTests {
                 #expect(lock.stderr.contains("the Secret Service collection was not locked"), "\(lock.stderr)")
                 #expect(lock.stderr.contains("did not say it locked the collection"), "\(lock.stderr)")
             } else {
-                #expect(lock.stderr.contains("and so is the Secret Service's default collection"), "\(lock.stderr)")
+                #expect(lock.stderr.contains("and so is the Secret Service collection 'Fake'; 'vaultctl unlock' unlocks both"), "\(lock.stderr)")
             }
         }
+    }
+
+    /// `unlock` undoes what `lock` did to the keyring: after PAM it asks the provider to unlock the collection
+    /// that `lock` locked, and only that; a second `lock` of a locked collection leaves it to the person.
+    @Test func unlockUnlocksTheCollectionThatLockLocked() throws {
+        let provider = try SecretServiceInstance.start(.scriptedLockListed)
+        defer { provider.stop() }
+        let sb = try Sandbox(provider)
+        #expect(try sb.vaultctl(["lock"]).status == 0)
+        let again = try sb.vaultctl(["lock"])
+        #expect(again.stderr.contains("was locked already"), "\(again.stderr)")
+        let unlock = try sb.vaultctl(["unlock"])
+        #expect(unlock.status == 0, "\(unlock)")
+        #expect(unlock.stderr.contains("the vault is unlocked, and so is the Secret Service collection 'Fake'"), "\(unlock.stderr)")
+        #expect(provider.providerEvents.filter { $0 == "unlock" }.count == 1, "\(provider.providerEvents)")
+        let second = try sb.vaultctl(["unlock"])
+        #expect(second.status == 0, "\(second)")
+        #expect(provider.providerEvents.filter { $0 == "unlock" }.count == 1, "unlock asked again: \(provider.providerEvents)")
     }
 
     @Test func aMessageCutShortIsUnavailable() throws {

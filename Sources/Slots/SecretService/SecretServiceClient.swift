@@ -349,7 +349,8 @@ final class SecretServiceClient {
             calls.append(Self.openSession(exchange))
         }
         let replies = try callAll(calls)
-        if try Self.lockedState(replies[0]) {
+        if try Self.lockedState(replies[0]),
+           try !unlock([collection], purpose: "unlock the default collection to store an item in it (it is locked)").contains(collection) {
             throw .slot(.locked("the default collection is locked; unlock your keyring (for example by logging in to the desktop) and try again"))
         }
         if let exchange { try finishSession(replies[1], exchange) }
@@ -367,9 +368,7 @@ final class SecretServiceClient {
         guard v.count == 2, v[0].objectPath != nil, let prompt = v[1].objectPath else {
             throw .bus(.protocolError("the provider answered CreateItem with something else"))
         }
-        if prompt != "/" {
-            throw .slot(.locked("the provider wants to show a prompt to store the item, which vaultctl never answers; unlock the collection and try again"))
-        }
+        try runPromptIfAny(prompt, purpose: "store slot '\(SlotErrorText.oneLine(label, limit: 140))'")
     }
 
     /// Deletes the items at `paths` (one trip for all of them). One already gone counts as deleted.
@@ -382,9 +381,7 @@ final class SecretServiceClient {
                 if case .bus(.remote(let name, _)) = error, Self.isGone(name) { continue }
                 throw error
             }
-            if let prompt = v.first?.objectPath, prompt != "/" {
-                throw .slot(.locked("the provider wants to show a prompt to delete the item, which vaultctl never answers; unlock the collection and try again"))
-            }
+            if let prompt = v.first?.objectPath { try runPromptIfAny(prompt, purpose: "delete an item of vaultctl's") }
         }
     }
 
@@ -403,20 +400,102 @@ final class SecretServiceClient {
         return names
     }
 
-    /// Locks the default collection unless it already is. Returns only when the provider said it is locked:
-    /// `Lock` answers with the objects it locked and a prompt ("/" when none is needed).
-    func lockCollection() throws(Failure) {
-        if try Self.lockedState(callAll([collectionLocked])[0]) { return }
+    /// Locks the default collection unless it already is; whether this call locked it. Returns only when the
+    /// provider said it is locked: `Lock` answers with the objects it locked and a prompt ("/" when none is
+    /// needed).
+    func lockCollection() throws(Failure) -> Bool {
+        if try Self.lockedState(callAll([collectionLocked])[0]) { return false }
         let v = try call(Self.method(Self.servicePath, Self.serviceInterface, "Lock", [.array(element: "o", [.objectPath(collection)])]))
         guard v.count == 2, let locked = v[0].objectPaths, let prompt = v[1].objectPath else {
             throw .bus(.protocolError("the provider answered Lock with something else"))
         }
-        if prompt != "/" {
-            throw .slot(.serviceUnavailable("the provider wants to show a prompt to lock the collection, which vaultctl never answers"))
-        }
-        guard locked.contains(collection) else {
+        let alsoLocked = prompt == "/" ? [] : (try runPrompt(prompt, purpose: "lock the collection").objectPaths ?? [])
+        guard (locked + alsoLocked).contains(collection) else {
             throw .slot(.serviceUnavailable("the provider did not say it locked the collection"))
         }
+        return true
+    }
+
+    /// The label of `collection` (an empty one shown as the last part of its path).
+    func label(ofCollection path: String) -> String {
+        let label = (try? call(Self.getProperty(path, Self.collectionInterface, "Label")))?.first?.unwrapped.string ?? ""
+        return label.isEmpty ? String(path.split(separator: "/").last ?? Substring(path)) : label
+    }
+
+    // MARK: - Prompts
+
+    static let promptInterface = "org.freedesktop.Secret.Prompt"
+
+    /// How long to wait for a person to answer a prompt when there is a graphical session to show it:
+    /// `VAULTCTL_PROMPT_SECONDS` (1 to 600), else 60.
+    static var promptSeconds: Double {
+        guard let text = getenv("VAULTCTL_PROMPT_SECONDS").map({ String(cString: $0) }),
+              let seconds = Int(text), (1...600).contains(seconds) else { return 60 }
+        return Double(seconds)
+    }
+
+    /// Told, before vaultctl waits, what the person should answer (the command line writes it to stderr).
+    /// Set once at start-up, before any thread; `nonisolated(unsafe)` for that reason.
+    nonisolated(unsafe) static var promptNotice: (String) -> Void = { _ in }
+
+    /// Whether a prompt can be shown to a person here: a Wayland or X11 session is named in the environment.
+    static var hasGraphicalSession: Bool {
+        (["WAYLAND_DISPLAY", "DISPLAY"] as [String]).contains { name in getenv(name).map { $0.pointee != 0 } ?? false }
+    }
+
+    /// Runs the provider's prompt at `path` the Secret Service way (`Prompt.Prompt`, then its `Completed`
+    /// signal) and returns the signal's result; `purpose` says what it asks ("store slot 'x'").
+    ///
+    /// Without a graphical session it waits only briefly: a prompt that needs no person (KeePassXC's prompt for
+    /// a new item) completes at once, and one that needs a person cannot be answered here. With one, it first
+    /// says what to answer, then waits up to `promptSeconds`. A prompt not answered in time is dismissed
+    /// (`Prompt.Dismiss`); one dismissed is refused. Never a hang, and nothing is changed by a refusal.
+    func runPrompt(_ path: String, purpose: String) throws(Failure) -> DBusValue {
+        let graphical = Self.hasGraphicalSession
+        let seconds = graphical ? Self.promptSeconds : 2
+        if graphical {
+            Self.promptNotice("The Secret Service provider shows a prompt to \(purpose); answer it on your screen (vaultctl waits up to \(Int(seconds)) s).")
+        }
+        let completed: [DBusValue]?
+        do {
+            completed = try bus.callAwaitingSignal(BusCall(path, Self.promptInterface, "Prompt", [.string("")]),
+                                                   destination: Self.destination, path: path,
+                                                   interface: Self.promptInterface, member: "Completed",
+                                                   callDeadline: deadline, waitDeadline: Deadline(secondsFromNow: seconds))
+        } catch {
+            throw .bus(error)
+        }
+        guard let completed else {
+            _ = try? bus.callAll([BusCall(path, Self.promptInterface, "Dismiss")], destination: Self.destination,
+                                 deadline: Deadline(secondsFromNow: 1))
+            throw .slot(.promptUnanswered(graphical
+                ? "nobody answered the provider's prompt to \(purpose) within \(Int(seconds)) s"
+                : "the provider wants a person to confirm, in a prompt, that vaultctl may \(purpose), and there is no graphical session here to show it (DISPLAY and WAYLAND_DISPLAY are not set); answer it from your desktop session, or allow vaultctl in the provider's settings"))
+        }
+        guard completed.count == 2, let dismissed = completed[0].bool else {
+            throw .bus(.protocolError("the provider's prompt completed with something else"))
+        }
+        if dismissed { throw .slot(.promptUnanswered("the provider's prompt to \(purpose) was dismissed")) }
+        // The result may outlive the prompt's own deadline: give the calls that follow a fresh bound.
+        deadline = Deadline(secondsFromNow: 5)
+        return completed[1].unwrapped
+    }
+
+    /// Runs the prompt a call answered with, unless it is "/" (none needed).
+    private func runPromptIfAny(_ prompt: String, purpose: String) throws(Failure) {
+        if prompt != "/" { _ = try runPrompt(prompt, purpose: purpose) }
+    }
+
+    /// Asks the provider to unlock `objects` (`Service.Unlock`), running its prompt if it has one; the
+    /// objects it says are unlocked.
+    func unlock(_ objects: [String], purpose: String) throws(Failure) -> [String] {
+        let v = try call(Self.method(Self.servicePath, Self.serviceInterface, "Unlock",
+                                     [.array(element: "o", objects.map { .objectPath($0) })]))
+        guard v.count == 2, let unlocked = v[0].objectPaths, let prompt = v[1].objectPath else {
+            throw .bus(.protocolError("the provider answered Unlock with something else"))
+        }
+        if prompt == "/" { return unlocked }
+        return unlocked + (try runPrompt(prompt, purpose: purpose).objectPaths ?? [])
     }
 
     /// Error names that mean "that object is not there (any more)".

@@ -6,8 +6,10 @@
 /// It talks to the provider through sd-bus (`SecretServiceClient`, `BusConnection`) instead of through
 /// libsecret, whose GLib/GDBus stack costs every command about 10 ms. Secrets cross the bus encrypted with
 /// the session algorithm libsecret uses, on libgcrypt as libsecret does (`SessionKeyExchange`). Every operation has
-/// `timeout` seconds, end to end; past that it is `serviceUnavailable`, never a hang. Nothing here ever
-/// unlocks a collection or answers a prompt: a locked collection is `locked`, at once.
+/// `timeout` seconds, end to end; past that it is `serviceUnavailable`, never a hang. Status and list never
+/// unlock anything and never run a prompt. A provider's prompt (KeePassXC asks one for every new item, and
+/// its access dialog for a locked item; gnome-keyring asks for a locked collection's password) is run the
+/// Secret Service way for store, read and delete, bounded (`SecretServiceClient.runPrompt`).
 public struct SecretServiceSlot: Slot {
     public static let schemaName = "org.vaultctl.Slot"
     public static let attribute = "slot"
@@ -18,6 +20,12 @@ public struct SecretServiceSlot: Slot {
 
     public init(timeout: Double = SecretServiceSlot.defaultTimeout) {
         self.timeout = timeout
+    }
+
+    /// Where the words go that tell a person to answer a provider's prompt (before vaultctl waits for it).
+    /// Call once at start-up.
+    public static func tellAboutPrompts(_ notice: @escaping (String) -> Void) {
+        SecretServiceClient.promptNotice = notice
     }
 
     /// The label vaultctl gives the items it writes.
@@ -55,10 +63,36 @@ public struct SecretServiceSlot: Slot {
         }
     }
 
-    /// Asks the provider to lock its default collection (what `vaultctl lock` does beside its own lock).
-    public func lockDefaultCollection() throws(SlotError) {
-        try run("locking the default collection", changes: true) { (c) throws(SecretServiceClient.Failure) in
-            try c.lockCollection()
+    /// A locked item can be unlocked by the provider's prompt only where a person can see it.
+    public var canAskToUnlock: Bool { SecretServiceClient.hasGraphicalSession }
+
+    /// A collection `lock` locked: its object path and its label.
+    public struct LockedCollection: Equatable, Sendable {
+        public let path: String
+        public let label: String
+
+        public init(path: String, label: String) {
+            self.path = path
+            self.label = label
+        }
+    }
+
+    /// Asks the provider to lock its default collection (what `vaultctl lock` does beside its own lock); the
+    /// collection when this call locked it, nil when it was locked already.
+    public func lockDefaultCollection() throws(SlotError) -> LockedCollection? {
+        try run("locking the default collection", changes: true) { (c) throws(SecretServiceClient.Failure) -> LockedCollection? in
+            guard try c.lockCollection() else { return nil }
+            return LockedCollection(path: c.collection, label: SlotErrorText.oneLine(c.label(ofCollection: c.collection), limit: 100))
+        }
+    }
+
+    /// Asks the provider to unlock `collection` (what `vaultctl unlock` does after PAM to undo `lock`),
+    /// running its prompt (the keyring's password) as for a read.
+    public func unlock(_ collection: LockedCollection) throws(SlotError) {
+        try run("unlocking the collection '\(collection.label)'", changes: true) { (c) throws(SecretServiceClient.Failure) in
+            guard try c.unlock([collection.path], purpose: "unlock the collection '\(collection.label)'").contains(collection.path) else {
+                throw .slot(.locked("the provider did not say it unlocked the collection '\(collection.label)'"))
+            }
         }
     }
 
@@ -67,7 +101,12 @@ public struct SecretServiceSlot: Slot {
             // The key exchange travels with the search: one round trip for both.
             guard let item = try c.newest(c.items(slot: name, openingSession: true)) else { throw .slot(.empty(name)) }
             if item.locked {
-                throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring (for example by logging in to the desktop) and try again"))
+                // The provider's own confirmation (KeePassXC's access dialog, gnome-keyring's unlock prompt), on
+                // top of PAM, never instead of it.
+                let unlocked = try c.unlock([item.path], purpose: "unlock slot '\(name)' for reading (it is locked)")
+                guard unlocked.contains(item.path) else {
+                    throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring (for example by logging in to the desktop) and try again"))
+                }
             }
             return try c.secret(of: item.path, slot: name)
         }
@@ -84,8 +123,12 @@ public struct SecretServiceSlot: Slot {
     public func delete(_ name: SlotName) throws(SlotError) -> Bool {
         try run("deleting slot '\(name)'", changes: true) { (c) throws(SecretServiceClient.Failure) -> Bool in
             let items = try c.items(slot: name)
-            if items.contains(where: \.locked) {
-                throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
+            let locked = items.filter(\.locked).map(\.path)
+            if !locked.isEmpty {
+                let unlocked = try c.unlock(locked, purpose: "unlock slot '\(name)' to delete it (it is locked)")
+                guard locked.allSatisfy(unlocked.contains) else {
+                    throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
+                }
             }
             try c.delete(items.map(\.path))
             return !items.isEmpty

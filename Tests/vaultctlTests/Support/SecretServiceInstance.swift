@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import Synchronization
 import Testing
 
@@ -32,6 +33,10 @@ final class SecretServiceInstance: Sendable {
         case scriptedLockIgnored = "scripted:lock-ignored"
         case scriptedLockListed = "scripted:lock-listed"
         case scriptedSilentAfterAlias = "scripted:silent-after-alias"
+        case scriptedPromptCreate = "scripted:prompt-create"
+        case scriptedPromptSilent = "scripted:prompt-silent"
+        case scriptedPromptDismissed = "scripted:prompt-dismissed"
+        case scriptedItemLocked = "scripted:item-locked"
     }
 
     let kind: Kind
@@ -78,6 +83,11 @@ final class SecretServiceInstance: Sendable {
     }
 
     deinit { stop() }
+
+    /// What the scripted provider said it did ("prompted", "dismissed", …), one event a line.
+    var providerEvents: [String] {
+        ((try? String(contentsOfFile: "\(folder)/keyring.log", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
 
     /// Environment for a client of this bus (secret-tool, gdbus).
     var clientEnvironment: [String: String] {

@@ -106,16 +106,40 @@ final class BusConnection {
             guard rc >= 0 else { throw .protocolError("vaultctl could not build its \(call.member) call (\(errorText(rc)))") }
         }
         var slot: OpaquePointer?
-        rc = sd_bus_call_async(bus, &slot, m, { message, userdata, _ in
-            let entry = userdata!.assumingMemoryBound(to: PendingReplies.Entry.self)
-            if entry.pointee.message == nil {
-                entry.pointee.message = sd_bus_message_ref(message)
-                entry.pointee.answered.pointee += 1
-            }
-            return 1
-        }, reply, max(deadline.remainingMicroseconds, 1))
+        rc = sd_bus_call_async(bus, &slot, m, PendingReplies.keep, reply, max(deadline.remainingMicroseconds, 1))
         guard rc >= 0 else { throw failure(rc) }
         return slot
+    }
+
+    /// Sends `call` (a prompt's `Prompt`) and waits, until `waitDeadline`, for the signal `member` of
+    /// `interface` that the object at `path` emits when it is done (the prompt's `Completed`); its values, or
+    /// nil when it did not come in time. The match goes to the bus before the call (`sd_bus_add_match_async`;
+    /// the bus handles one connection's messages in order), so the signal cannot slip past. The call itself
+    /// has `callDeadline`; an error reply to it is thrown as `.remote`.
+    func callAwaitingSignal(_ call: BusCall, destination: String, path: String, interface: String, member: String,
+                            callDeadline: Deadline, waitDeadline: Deadline) throws(DBusError) -> [DBusValue]? {
+        let signal = PendingReplies(count: 1)
+        var match: OpaquePointer?
+        let rule = "type='signal',interface='\(interface)',member='\(member)',path='\(path)'"
+        let rc = sd_bus_add_match_async(bus, &match, rule, PendingReplies.keep, nil, signal.entry(0))
+        guard rc >= 0 else { throw failure(rc) }
+        defer {
+            sd_bus_slot_unref(match)
+            withExtendedLifetime(signal) {}
+        }
+        if case .failure(let error) = try callAll([call], destination: destination, deadline: callDeadline)[0] {
+            throw error
+        }
+        while signal.answered == 0 {
+            let processed = sd_bus_process(bus, nil)
+            if processed > 0 { continue }
+            if processed < 0 { throw failure(processed) }
+            let left = waitDeadline.remainingMicroseconds
+            if left == 0 { return nil }
+            let waited = sd_bus_wait(bus, left)
+            if waited < 0 && waited != -EINTR { throw failure(waited) }
+        }
+        return Self.readAll(signal.entry(0).pointee.message!)
     }
 
     /// A reply as values, or its error. sd-bus answers a call whose reply did not come in time, or whose
@@ -289,6 +313,16 @@ private final class PendingReplies {
     }
 
     var answered: Int { counter.pointee }
+
+    /// sd-bus's callback for a reply or a signal: keeps the first message in the entry `userdata` points at.
+    static let keep: sd_bus_message_handler_t = { message, userdata, _ in
+        let entry = userdata!.assumingMemoryBound(to: Entry.self)
+        if entry.pointee.message == nil {
+            entry.pointee.message = sd_bus_message_ref(message)
+            entry.pointee.answered.pointee += 1
+        }
+        return 1
+    }
 
     func entry(_ i: Int) -> UnsafeMutablePointer<Entry> { entries + i }
 }
