@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 SWIFT ?= swift
 DEBIAN_PACKAGES := libsodium-dev libpam0g-dev libsystemd-dev libgcrypt20-dev libpam-wrapper gnome-keyring \
                    libsecret-tools dbus-daemon dbus libglib2.0-bin pkg-config util-linux openssh-client \
-                   python3-dbus python3-gi python3-cryptography
+                   python3-dbus python3-gi python3-cryptography keepassxc
 
 .PHONY: all deps build release test demo install clean fuzz bench bench-smoke sanitize
 

@@ -20,6 +20,8 @@ rarely does. It prints "ready" once the name is owned. Scenarios:
     prompt-dismissed   as prompt-create, but running the prompt completes it as dismissed
     item-locked        as provider, but the item is locked (KeePassXC's "confirm access"); Unlock answers
                        with a prompt that never completes
+    item-locked-allow  as item-locked, but the Unlock prompt completes at once, unlocking the item, whose
+                       value is "allowed-secret" (sent encrypted under the session key)
 
 It writes one line to stdout for each call a test may want to see: "prompted", "dismissed", "created".
 
@@ -42,8 +44,10 @@ ITEM_PATH = COLLECTION_PATH + "/1"
 
 scenario = sys.argv[1] if len(sys.argv) > 1 else "provider"
 KNOWN = {"provider", "plain-only", "bad-key", "error-reply", "locked-empty", "lock-ignored", "lock-listed",
-         "silent-after-alias", "prompt-create", "prompt-silent", "prompt-dismissed", "item-locked"}
-PROMPTING = {"prompt-create", "prompt-silent", "prompt-dismissed", "item-locked"}
+         "silent-after-alias", "prompt-create", "prompt-silent", "prompt-dismissed", "item-locked",
+         "item-locked-allow"}
+PROMPTING = {"prompt-create", "prompt-silent", "prompt-dismissed", "item-locked", "item-locked-allow"}
+session_key = None
 PROMPT_PATH = "/org/freedesktop/secrets/prompt/p1"
 PRIME = int("FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74020BBEA63B139B22514A08798E3404DD"
             "EF9519B3CD3A431B302B0A6DF25F14374FE1356D6D51C245E485B576625E7EC6F44C42E9A637ED6B0BFF5CB6F406B7ED"
@@ -92,9 +96,14 @@ class Service(dbus.service.Object):
                   dbus.ObjectPath("/org/freedesktop/secrets/session/s1"))
             return
         if scenario in PROMPTING:
-            # The server half of the exchange; this provider never decrypts, so the key is not kept.
+            # The server half of the exchange (libsecret's secret-session.c, with Python's cryptography).
+            global session_key
+            from cryptography.hazmat.primitives import hashes
+            from cryptography.hazmat.primitives.kdf.hkdf import HKDF
             y = int.from_bytes(os.urandom(32), "big")
             public = pow(2, y, PRIME).to_bytes(128, "big")
+            shared = pow(int.from_bytes(bytes(argument), "big"), y, PRIME).to_bytes(128, "big")
+            session_key = HKDF(algorithm=hashes.SHA256(), length=16, salt=None, info=b"").derive(shared)
             reply(dbus.Array([dbus.Byte(b) for b in public], signature="y", variant_level=1),
                   dbus.ObjectPath("/org/freedesktop/secrets/session/s1"))
             return
@@ -106,7 +115,7 @@ class Service(dbus.service.Object):
             return
         refuse_everything()
         found = [] if scenario == "locked-empty" else [dbus.ObjectPath(ITEM_PATH)]
-        if scenario == "item-locked":
+        if scenario in ("item-locked", "item-locked-allow"):
             reply(dbus.Array([], signature="o"), dbus.Array(found, signature="o"))
         else:
             reply(dbus.Array(found, signature="o"), dbus.Array([], signature="o"))
@@ -178,6 +187,9 @@ class Prompt(dbus.service.Object):
         if scenario == "prompt-create":
             event("created")
             GLib.idle_add(lambda: self.Completed(False, dbus.ObjectPath(ITEM_PATH, variant_level=1)) and False)
+        elif scenario == "item-locked-allow":
+            GLib.idle_add(lambda: self.Completed(False, dbus.Array([dbus.ObjectPath(ITEM_PATH)], signature="o",
+                                                                   variant_level=1)) and False)
         elif scenario == "prompt-dismissed":
             GLib.idle_add(lambda: self.Completed(True, dbus.String("", variant_level=1)) and False)
 
@@ -192,6 +204,20 @@ class Prompt(dbus.service.Object):
 
 
 class Item(dbus.service.Object):
+    @dbus.service.method(ITEM, in_signature="o", out_signature="(oayays)")
+    def GetSecret(self, session):
+        from cryptography.hazmat.primitives import padding
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+        if session_key is None:
+            raise Failure("org.freedesktop.Secret.Error.NoSession", "no session")
+        event("secret")
+        iv = os.urandom(16)
+        pad = padding.PKCS7(128).padder()
+        data = pad.update(b"allowed-secret") + pad.finalize()
+        e = Cipher(algorithms.AES(session_key), modes.CBC(iv)).encryptor()
+        value = e.update(data) + e.finalize()
+        return (session, dbus.ByteArray(iv), dbus.ByteArray(value), "text/plain")
+
     @dbus.service.method(PROPERTIES, in_signature="ss", out_signature="v", async_callbacks=("reply", "error"))
     def Get(self, interface, name, reply, error):
         if never_answer():

@@ -86,6 +86,19 @@ struct CollectionTests {
         }
     }
 
+    /// An item under our schema whose slot attribute is no valid slot name is not listed, and list says so.
+    @Test func listSaysHowManyItemsItPassedOver() throws {
+        try keyring { _, sb in
+            for bad in ["../escape", "has space"] {
+                let store = sb.secretTool(["store", "--label=bad", "xdg:schema", "org.vaultctl.Slot", "slot", bad], stdin: .text("x"))
+                try #require(store.status == 0, "\(store)")
+            }
+            let list = try sb.vaultctl(["list"])
+            #expect(list.status == 0 && list.stdoutText.isEmpty, "\(list)")
+            #expect(list.stderr.contains("warning: 2 Secret Service items with vaultctl's schema have a slot attribute that is not a valid slot name"), "\(list.stderr)")
+        }
+    }
+
     /// Another program may store anything under our attributes: an empty or oversized value is refused with 65,
     /// naming the item, and nothing is printed.
     @Test(arguments: [0, 70_000])

@@ -57,6 +57,16 @@ struct SecretServicePromptTests {
         }
     }
 
+    /// A person who answers the provider's access prompt gets the value: after PAM, the prompt, then the read.
+    @Test func anAnsweredUnlockPromptLetsTheReadThrough() throws {
+        try scripted(.scriptedItemLockedAllow) { provider, sb in
+            let read = try sb.vaultctl(["read", sb.uniqueSlot("allowed")], overriding: ["DISPLAY": ":97", "VAULTCTL_PROMPT_SECONDS": "5"])
+            #expect(read.status == 0 && read.stdoutText == "allowed-secret", "\(read)")
+            #expect(read.stderr.contains("answer it on your screen"), "\(read.stderr)")
+            #expect(provider.providerEvents.contains("prompted") && provider.providerEvents.contains("secret"), "\(provider.providerEvents)")
+        }
+    }
+
     /// An item behind the provider's access confirmation: status says where it is and runs no prompt. Without
     /// a display read refuses before the password prompt; with one it asks the provider to unlock the item
     /// after PAM (its prompt, bounded) and refuses when nobody answers.

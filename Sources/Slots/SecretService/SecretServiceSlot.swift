@@ -81,8 +81,10 @@ public struct SecretServiceSlot: Slot {
     /// collection when this call locked it, nil when it was locked already.
     public func lockDefaultCollection() throws(SlotError) -> LockedCollection? {
         try run("locking the default collection", changes: true) { (c) throws(SecretServiceClient.Failure) -> LockedCollection? in
+            // The label first: a locked KeePassXC database shows only its file name.
+            let label = SlotErrorText.oneLine(c.label(ofCollection: c.collection), limit: 100)
             guard try c.lockCollection() else { return nil }
-            return LockedCollection(path: c.collection, label: SlotErrorText.oneLine(c.label(ofCollection: c.collection), limit: 100))
+            return LockedCollection(path: c.collection, label: label)
         }
     }
 
@@ -138,8 +140,14 @@ public struct SecretServiceSlot: Slot {
     /// The slot names in the collection: one search for the item paths, then every item's `Attributes`
     /// asked for at once (pipelined), never the secrets.
     public func names() throws(SlotError) -> [SlotName] {
-        try run("listing slots") { (c) throws(SecretServiceClient.Failure) -> [SlotName] in
-            Set(try c.slotNames().compactMap(SlotName.init)).sorted()
+        try namesAndSkipped().names
+    }
+
+    public func namesAndSkipped() throws(SlotError) -> (names: [SlotName], skipped: Int) {
+        try run("listing slots") { (c) throws(SecretServiceClient.Failure) -> (names: [SlotName], skipped: Int) in
+            let raw = try c.slotNames()
+            let valid = raw.compactMap(SlotName.init)
+            return (Set(valid).sorted(), raw.count - valid.count)
         }
     }
 

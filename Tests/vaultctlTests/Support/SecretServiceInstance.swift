@@ -37,6 +37,11 @@ final class SecretServiceInstance: Sendable {
         case scriptedPromptSilent = "scripted:prompt-silent"
         case scriptedPromptDismissed = "scripted:prompt-dismissed"
         case scriptedItemLocked = "scripted:item-locked"
+        case scriptedItemLockedAllow = "scripted:item-locked-allow"
+        /// KeePassXC headless on a new database, access confirmation off (collection 'vaultctl test').
+        case keepassxc
+        /// The same with KeePassXC's default: every read of an item needs the person's confirmation.
+        case keepassxcConfirm = "keepassxc-confirm"
     }
 
     let kind: Kind
@@ -59,7 +64,7 @@ final class SecretServiceInstance: Sendable {
     static func start(_ kind: Kind) throws -> SecretServiceInstance {
         let folder = try Fixtures.makeFolder("kr")
         var args = ["start", folder, kind.rawValue]
-        if kind == .unlocked { args.append(keyringPassword) }
+        if kind == .unlocked || kind == .keepassxc || kind == .keepassxcConfirm { args.append(keyringPassword) }
         let result = ProcessRunner.run(Paths.secretServiceScript, args, environment: Fixtures.baseEnvironment)
         guard result.status == 0 else {
             _ = ProcessRunner.run(Paths.secretServiceScript, ["stop", folder], environment: Fixtures.baseEnvironment)
