@@ -20,6 +20,7 @@ rarely does. It prints "ready" once the name is owned. Scenarios:
     prompt-dismissed   as prompt-create, but running the prompt completes it as dismissed
     item-locked        as provider, but the item is locked (KeePassXC's "confirm access"); Unlock answers
                        with a prompt that never completes
+    exit-mid-call      ReadAlias answers; the first search makes the provider exit without answering
     item-locked-allow  as item-locked, but the Unlock prompt completes at once, unlocking the item, whose
                        value is "allowed-secret" (sent encrypted under the session key)
 
@@ -45,7 +46,7 @@ ITEM_PATH = COLLECTION_PATH + "/1"
 scenario = sys.argv[1] if len(sys.argv) > 1 else "provider"
 KNOWN = {"provider", "plain-only", "bad-key", "error-reply", "locked-empty", "lock-ignored", "lock-listed",
          "silent-after-alias", "prompt-create", "prompt-silent", "prompt-dismissed", "item-locked",
-         "item-locked-allow"}
+         "item-locked-allow", "exit-mid-call"}
 PROMPTING = {"prompt-create", "prompt-silent", "prompt-dismissed", "item-locked", "item-locked-allow"}
 session_key = None
 PROMPT_PATH = "/org/freedesktop/secrets/prompt/p1"
@@ -113,6 +114,9 @@ class Service(dbus.service.Object):
     def SearchItems(self, attributes, reply, error):
         if never_answer():
             return
+        if scenario == "exit-mid-call":
+            event("exiting")
+            os._exit(0)
         refuse_everything()
         found = [] if scenario == "locked-empty" else [dbus.ObjectPath(ITEM_PATH)]
         if scenario in ("item-locked", "item-locked-allow"):

@@ -11,7 +11,8 @@
 # folder, so the provider has no default collection. 'scripted:SCENARIO' puts the test provider
 # scripts/fake-secret-service.py on the bus instead of gnome-keyring (its scenarios are listed there).
 # 'keepassxc' runs KeePassXC headless (QT_QPA_PLATFORM=offscreen) with its Secret Service integration on a
-# new database (password PASSWORD, the root group exposed, collection label 'db'), access confirmation off;
+# new database (password PASSWORD, the root group exposed: collection /org/freedesktop/secrets/collection/db,
+# label 'vaultctl test'), access confirmation off;
 # 'keepassxc-confirm' the same with KeePassXC's default, confirmation on.
 set -euo pipefail
 
@@ -114,11 +115,12 @@ INI
       gnome-keyring-daemon --foreground --components=secrets </dev/null >"$dir/keyring.log" 2>&1 & ;;
   esac
   echo $! >> "$dir/pids"
-  # Wait (bounded) until the provider owns its name on the bus.
-  for _ in $(seq 100); do
+  # Wait (at most 30 s: KeePassXC derives its database key first) until the provider owns its name on the bus.
+  SECONDS=0
+  while [ "$SECONDS" -lt 30 ]; do
     if gdbus call --session --timeout 1 --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
          --method org.freedesktop.DBus.NameHasOwner org.freedesktop.secrets 2>/dev/null | grep -q true; then
-      if [ "$kind" != unlocked ] && [ "${kind%-confirm}" != keepassxc ] || gdbus call --session --timeout 1 --dest org.freedesktop.secrets \
+      if { [ "$kind" != unlocked ] && [ "${kind%-confirm}" != keepassxc ]; } || gdbus call --session --timeout 1 --dest org.freedesktop.secrets \
            --object-path /org/freedesktop/secrets --method org.freedesktop.Secret.Service.ReadAlias default \
            2>/dev/null | grep -q collection/; then
         # KeePassXC shows its collection locked until it has opened the database.

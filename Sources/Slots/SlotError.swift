@@ -21,3 +21,14 @@ public enum SlotError: Error, Equatable, Sendable {
     /// An operating-system call failed.
     case io(path: String, errno: Int32, operation: String)
 }
+
+extension SlotError {
+    /// A value the provider holds locked: in a locked collection, or behind an access the provider asks the
+    /// person to confirm (KeePassXC's "confirm access"). vaultctl cannot tell which.
+    public static func lockedValue(_ what: String) -> SlotError {
+        .locked("\(what) is locked in the Secret Service (a locked collection, or an access the provider asks you to confirm); unlock it there (for example by logging in to the desktop, or in the provider's own window) and try again")
+    }
+
+    /// `lockedValue` for slot `name`.
+    public static func lockedValue(_ name: SlotName) -> SlotError { lockedValue("slot '\(name)'") }
+}

@@ -19,7 +19,7 @@ extension Vault {
         let (source, locked) = try steadily { () throws(VaultError) in try locate(name) }
         if source != target {
             if locked {
-                throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
+                throw .slot(.lockedValue(name))
             }
             // The prompt comes before the change lock, so a slow answer holds up no other store.
             try gate.verify(reason: "move slot '\(name)' to the \(target.rawValue) slot")
@@ -42,7 +42,7 @@ extension Vault {
             return .alreadyThere(removedCopy: false)
         }
         if locked {
-            throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
+            throw .slot(.lockedValue(name))
         }
         let value: SecretBytes
         do { value = try slot(source).read(name) } catch { throw .slot(error) }

@@ -82,7 +82,7 @@ public struct Vault: Sendable {
         case .empty:
             return StoreOutcome(warning: nil)
         case .holds(locked: true):
-            return StoreOutcome(warning: "the old copy in the \(other.mode.rawValue) slot is in a locked collection and is still there; unlock it and store again, or delete it")
+            return StoreOutcome(warning: "the old copy in the \(other.mode.rawValue) slot is locked in the Secret Service and is still there; unlock it and store again, or delete it")
         case .holds:
             do {
                 try other.delete(name)
@@ -119,7 +119,7 @@ public struct Vault: Sendable {
     public func read(_ name: SlotName) throws(VaultError) -> SecretBytes {
         let (mode, locked) = try steadily { () throws(VaultError) in try locate(name) }
         if locked && !slot(mode).canAskToUnlock {
-            throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring (for example by logging in to the desktop) and try again"))
+            throw .slot(.lockedValue(name))
         }
         try gate.verify(reason: "read slot '\(name)'")
         return try steadily { () throws(VaultError) -> SecretBytes in try readAfterGate(name, from: mode) }
@@ -159,7 +159,7 @@ public struct Vault: Sendable {
         // Ask the sync slot first, so a locked keyring refuses the delete before anything is removed.
         let inSync = sync.holding(name)
         if case .holds(locked: true) = inSync {
-            throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
+            throw .slot(.lockedValue(name))
         }
         var removed = false
         do { removed = try device.delete(name) } catch { throw .slot(error) }

@@ -20,16 +20,21 @@ struct SecretServiceEncryptionTests {
         let pid = try #require(pid_t(started.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)), "\(started)")
         defer { kill(pid, SIGKILL) }
         // It is watching once it has written the capture header and the bus's answer to BecomeMonitor.
-        for _ in 0..<500 where ((try? FileManager.default.attributesOfItem(atPath: capture))?[.size] as? Int ?? 0) <= 24 {
-            usleep(20_000)
-        }
+        // A connection that becomes a monitor loses its names: that NameLost is the first thing it records.
+        try #require(waitUntilCaptured(capture, "NameLost"), "dbus-monitor did not start watching")
 
         let name = sb.uniqueSlot("onthewire")
         let secret = Array("Zq8-wire-check-\(UInt32.random(in: 0...UInt32.max))-7f3a9c".utf8)
         try sb.store(name, secret, mode: "sync")
         let read = try sb.read(name)
         #expect(read.status == 0 && read.stdout == secret, "\(read)")
-        usleep(200_000)  // the monitor writes each message as it sees it
+        // A call after the read: once the monitor wrote it, it has written every message of the read before it.
+        let sentinel = ProcessRunner.run(Paths.tool("gdbus"), ["call", "--session", "--dest", "org.freedesktop.DBus",
+                                                               "--object-path", "/org/freedesktop/DBus",
+                                                               "--method", "org.freedesktop.DBus.GetId"],
+                                         environment: keyring.clientEnvironment, timeout: .seconds(10))
+        try #require(sentinel.status == 0, "\(sentinel)")
+        try #require(waitUntilCaptured(capture, "GetId"), "the monitor did not catch up with the bus")
         kill(pid, SIGTERM)
 
         let seen = try [UInt8](Data(contentsOf: URL(fileURLWithPath: capture)))
@@ -38,6 +43,15 @@ struct SecretServiceEncryptionTests {
         }
         #expect(!contains(seen, secret), "the secret crossed the bus in clear")
         #expect(!contains(seen, Array(secret.prefix(12))), "part of the secret crossed the bus in clear")
+    }
+
+    /// Whether `text` appears in the capture within 10 s.
+    private func waitUntilCaptured(_ capture: String, _ text: String) -> Bool {
+        for _ in 0..<500 {
+            if let seen = FileManager.default.contents(atPath: capture), contains([UInt8](seen), Array(text.utf8)) { return true }
+            usleep(20_000)
+        }
+        return false
     }
 
     private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {

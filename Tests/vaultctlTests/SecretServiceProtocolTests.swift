@@ -118,6 +118,18 @@ struct SecretServiceProtocolTests {
         }
     }
 
+    /// A provider that exits in the middle of a call: the bus says so at once (its NoReply), and vaultctl passes
+    /// that on instead of waiting out its timeout or calling it one.
+    @Test func aProviderThatExitsMidCallIsUnavailableAtOnceInTheBusWords() throws {
+        try scripted(.scriptedExitMidCall) { sb in
+            let status = try sb.vaultctl(["status", sb.uniqueSlot("exits")])
+            #expect(status.status == 0 && status.stdoutText.hasPrefix("unknown:"), "\(status)")
+            #expect(status.stdoutText.contains("disconnected"), "\(status)")
+            #expect(!status.stdoutText.contains("did not answer within"), "\(status)")
+            #expect(status.elapsed < .seconds(4), "\(status.elapsed)")
+        }
+    }
+
     /// A found item in an unlocked collection is "in-slot", named by the provider's labels.
     @Test func aFoundItemIsInSlotWithTheProvidersLabels() throws {
         try scripted(.scriptedProvider) { sb in

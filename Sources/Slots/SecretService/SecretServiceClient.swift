@@ -33,6 +33,10 @@ final class SecretServiceClient {
     let collection: String
     private var session: (path: String, key: SessionKey)?
     private var deadline: Deadline
+    /// Seconds one operation's bus exchanges may take (the slot's timeout), renewed after a prompt.
+    private var timeout: Double = 5
+    /// When the prompts of the current operation must be answered by: all of them share one bound.
+    private var promptDeadline: Deadline?
     /// The last search's answer (see `recentItems`); forgotten when this process changes anything.
     private var lastFound: (name: SlotName, items: [Item])?
 
@@ -85,6 +89,8 @@ final class SecretServiceClient {
                 }
                 state = .connected(client)
             }
+            client.timeout = timeout
+            client.promptDeadline = nil
             do throws(Failure) {
                 return .success(try body(client))
             } catch {
@@ -214,27 +220,28 @@ final class SecretServiceClient {
     /// What `search` found: the unlocked items, then the locked ones (the provider sorts them). gnome-keyring
     /// finds items in a locked collection; KeePassXC finds none there. Nothing found while some collection is
     /// locked is therefore "could not look", never "empty" (one more trip, only when nothing was found).
-    private func searched(_ reply: Reply) throws(Failure) -> [Item] {
+    private func searched(_ reply: Reply, collections: Reply) throws(Failure) -> [Item] {
         let v = try Self.values(reply)
         guard v.count == 2, let unlocked = v[0].objectPaths, let locked = v[1].objectPaths else {
             throw .bus(.protocolError("the provider answered SearchItems with something else"))
         }
         let found = unlocked.map { Item(path: $0, locked: false) } + locked.map { Item(path: $0, locked: true) }
-        if found.isEmpty, try someCollectionIsLocked() { throw .slot(Self.lockedCollection) }
+        if found.isEmpty, try someCollectionIsLocked(Self.collections(collections)) { throw .slot(Self.lockedCollection) }
         return found
     }
 
-    /// The provider's collections (`Service.Collections`).
-    private func collections() throws(Failure) -> [String] {
-        guard let paths = try call(Self.getProperty(Self.servicePath, Self.serviceInterface, "Collections")).first?.unwrapped.objectPaths else {
+    /// The provider's collections (`Service.Collections`), asked in the same trip as a search.
+    private static let collectionsProperty = getProperty(servicePath, serviceInterface, "Collections")
+
+    private static func collections(_ reply: Reply) throws(Failure) -> [String] {
+        guard let paths = try values(reply).first?.unwrapped.objectPaths else {
             throw .bus(.protocolError("the provider's service has no Collections property"))
         }
         return paths
     }
 
-    /// Whether any collection is locked (each one's `Locked`, asked in one trip).
-    private func someCollectionIsLocked() throws(Failure) -> Bool {
-        let paths = try collections()
+    /// Whether any of `paths` is locked (each one's `Locked`, asked in one trip).
+    private func someCollectionIsLocked(_ paths: [String]) throws(Failure) -> Bool {
         for reply in try callAll(paths.map { Self.getProperty($0, Self.collectionInterface, "Locked") }) {
             if case .failure(.remote(let name, _)) = reply, Self.isGone(name) { continue }
             if try Self.lockedState(reply) { return true }
@@ -248,14 +255,14 @@ final class SecretServiceClient {
     /// item may be locked in an unlocked collection: KeePassXC's "confirm access"). With `openingSession`, the
     /// key exchange rides along when there is no session yet: one round trip for both.
     func items(slot name: SlotName, openingSession: Bool = false) throws(Failure) -> [Item] {
-        var calls = [Self.search(SecretServiceSlot.attributes(name))]
+        var calls = [Self.search(SecretServiceSlot.attributes(name)), Self.collectionsProperty]
         let exchange = openingSession && session == nil ? SessionKeyExchange() : nil
         if let exchange {
             calls.append(Self.openSession(exchange))
         }
         let replies = try callAll(calls)
-        if let exchange { try finishSession(replies[1], exchange) }
-        let found = try searched(replies[0])
+        if let exchange { try finishSession(replies[2], exchange) }
+        let found = try searched(replies[0], collections: replies[1])
         lastFound = (name, found)
         return found
     }
@@ -276,23 +283,31 @@ final class SecretServiceClient {
         var best: (Item, UInt64)?
         for (item, reply) in zip(items, replies) {
             let modified = (try? Self.values(reply))?.first?.unwrapped.uint64 ?? 0
-            // Ties go to the smaller path, so every command picks the same one.
-            if best == nil || modified > best!.1 || (modified == best!.1 && item.path < best!.0.path) { best = (item, modified) }
+            // An unlocked copy before a locked one (it can be read without a prompt, as libsecret prefers), then
+            // the newest; ties go to the smaller path, so every command picks the same one.
+            let key = (item.locked ? 0 : 1, modified, item.path)
+            if let b = best {
+                let bestKey = (b.0.locked ? 0 : 1, b.1, b.0.path)
+                if key.0 > bestKey.0 || (key.0 == bestKey.0 && (key.1 > bestKey.1 || (key.1 == bestKey.1 && key.2 < bestKey.2))) {
+                    best = (item, modified)
+                }
+            } else {
+                best = (item, modified)
+            }
         }
         return best?.0
     }
 
-    /// The collection that holds `item` (by object path: providers name items below their collection, as the
-    /// specification's examples do) and the labels of both; an empty collection label is shown as the last part
+    /// The collection that holds `item` (its parent object: providers name items below their collection, as
+    /// the specification's examples do) and the labels of both, in one trip; an empty collection label is shown as the last part
     /// of its path, the provider's own name for it.
     func labels(item: String) throws(Failure) -> (collection: String?, item: String?) {
-        let holder = try collections().first { item.hasPrefix($0 + "/") }
-        var calls = [Self.getProperty(item, Self.itemInterface, "Label")]
-        if let holder { calls.append(Self.getProperty(holder, Self.collectionInterface, "Label")) }
-        let replies = try callAll(calls)
+        let holder = item.split(separator: "/").dropLast().joined(separator: "/")
+        let replies = try callAll([Self.getProperty(item, Self.itemInterface, "Label"),
+                                   Self.getProperty("/" + holder, Self.collectionInterface, "Label")])
         let itemLabel = (try? Self.values(replies[0]))?.first?.unwrapped.string
-        guard let holder else { return (nil, itemLabel) }
-        let label = (try? Self.values(replies[1]))?.first?.unwrapped.string ?? ""
+        // A parent that answers no collection Label is not a collection this client can name.
+        guard let label = (try? Self.values(replies[1]))?.first?.unwrapped.string else { return (nil, itemLabel) }
         let name = label.isEmpty ? String(holder.split(separator: "/").last ?? Substring(holder)) : label
         return (name, itemLabel)
     }
@@ -368,7 +383,11 @@ final class SecretServiceClient {
         guard v.count == 2, v[0].objectPath != nil, let prompt = v[1].objectPath else {
             throw .bus(.protocolError("the provider answered CreateItem with something else"))
         }
-        try runPromptIfAny(prompt, purpose: "store slot '\(SlotErrorText.oneLine(label, limit: 140))'")
+        guard prompt != "/" else { return }
+        let created = try runPrompt(prompt, purpose: "store slot '\(SlotErrorText.oneLine(label, limit: 140))'")
+        guard let item = created.objectPath, item != "/" else {
+            throw .slot(.serviceUnavailable("the provider's prompt completed without the item it was to create"))
+        }
     }
 
     /// Deletes the items at `paths` (one trip for all of them). One already gone counts as deleted.
@@ -387,7 +406,8 @@ final class SecretServiceClient {
 
     /// The `slot` attribute of every vaultctl item in every collection (locked ones too).
     func slotNames() throws(Failure) -> [String] {
-        let paths = try searched(callAll([Self.search([("xdg:schema", SecretServiceSlot.schemaName)])])[0]).map(\.path)
+        let replies = try callAll([Self.search([("xdg:schema", SecretServiceSlot.schemaName)]), Self.collectionsProperty])
+        let paths = try searched(replies[0], collections: replies[1]).map(\.path)
         var names: [String] = []
         for reply in try callAll(paths.map { Self.getProperty($0, Self.itemInterface, "Attributes") }) {
             let v: [DBusValue]
@@ -453,6 +473,7 @@ final class SecretServiceClient {
     func runPrompt(_ path: String, purpose: String) throws(Failure) -> DBusValue {
         let graphical = Self.hasGraphicalSession
         let seconds = graphical ? Self.promptSeconds : 2
+        if promptDeadline == nil { promptDeadline = Deadline(secondsFromNow: seconds) }
         if graphical {
             Self.promptNotice("The Secret Service provider shows a prompt to \(purpose); answer it on your screen (vaultctl waits up to \(Int(seconds)) s).")
         }
@@ -461,7 +482,7 @@ final class SecretServiceClient {
             completed = try bus.callAwaitingSignal(BusCall(path, Self.promptInterface, "Prompt", [.string("")]),
                                                    destination: Self.destination, path: path,
                                                    interface: Self.promptInterface, member: "Completed",
-                                                   callDeadline: deadline, waitDeadline: Deadline(secondsFromNow: seconds))
+                                                   waitDeadline: promptDeadline!)
         } catch {
             throw .bus(error)
         }
@@ -470,14 +491,17 @@ final class SecretServiceClient {
                                  deadline: Deadline(secondsFromNow: 1))
             throw .slot(.promptUnanswered(graphical
                 ? "nobody answered the provider's prompt to \(purpose) within \(Int(seconds)) s"
-                : "the provider wants a person to confirm, in a prompt, that vaultctl may \(purpose), and there is no graphical session here to show it (DISPLAY and WAYLAND_DISPLAY are not set); answer it from your desktop session, or allow vaultctl in the provider's settings"))
+                : "the provider's prompt to \(purpose) did not complete within \(Int(seconds)) s, and there is no graphical session here where a person could answer it (DISPLAY and WAYLAND_DISPLAY are not set); answer it from your desktop session, or allow vaultctl in the provider's settings"))
         }
         guard completed.count == 2, let dismissed = completed[0].bool else {
             throw .bus(.protocolError("the provider's prompt completed with something else"))
         }
-        if dismissed { throw .slot(.promptUnanswered("the provider's prompt to \(purpose) was dismissed")) }
-        // The result may outlive the prompt's own deadline: give the calls that follow a fresh bound.
-        deadline = Deadline(secondsFromNow: 5)
+        if dismissed {
+            throw .slot(.promptUnanswered("the provider's prompt to \(purpose) was dismissed, or the provider could not show it"
+                + (graphical ? "" : " (there is no graphical session here)")))
+        }
+        // The result may outlive the exchange's own deadline: give the calls that follow a fresh bound.
+        deadline = Deadline(secondsFromNow: timeout)
         return completed[1].unwrapped
     }
 

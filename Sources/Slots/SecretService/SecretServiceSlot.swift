@@ -107,7 +107,7 @@ public struct SecretServiceSlot: Slot {
                 // top of PAM, never instead of it.
                 let unlocked = try c.unlock([item.path], purpose: "unlock slot '\(name)' for reading (it is locked)")
                 guard unlocked.contains(item.path) else {
-                    throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring (for example by logging in to the desktop) and try again"))
+                    throw .slot(.locked("the provider did not unlock slot '\(name)' (its prompt completed without it: access denied?)"))
                 }
             }
             return try c.secret(of: item.path, slot: name)
@@ -129,7 +129,7 @@ public struct SecretServiceSlot: Slot {
             if !locked.isEmpty {
                 let unlocked = try c.unlock(locked, purpose: "unlock slot '\(name)' to delete it (it is locked)")
                 guard locked.allSatisfy(unlocked.contains) else {
-                    throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
+                    throw .slot(.locked("the provider did not unlock slot '\(name)' for the delete (its prompt completed without it: access denied?)"))
                 }
             }
             try c.delete(items.map(\.path))

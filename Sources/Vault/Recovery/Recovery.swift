@@ -37,7 +37,7 @@ extension Vault {
         let code = try steadily { () throws(VaultError) -> SecretBytes in
             let (mode, locked) = try locate(RecoveryCode.slot)
             if locked {
-                throw .slot(.locked("the recovery code is in a locked collection; unlock your keyring and try again"))
+                throw .slot(.lockedValue("the recovery code"))
             }
             do throws(SlotError) { return try slot(mode).read(RecoveryCode.slot) } catch { throw .slot(error) }
         }

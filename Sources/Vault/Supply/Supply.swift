@@ -43,7 +43,7 @@ extension Vault {
         }
         let (mode, locked) = try steadily { () throws(VaultError) in try locate(name) }
         if locked {
-            throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
+            throw .slot(.lockedValue(name))
         }
         try gate.verify(reason: reason ?? "supply slot '\(name)'")
         let secret = try steadily { () throws(VaultError) -> SecretBytes in try readAfterGate(name, from: mode) }

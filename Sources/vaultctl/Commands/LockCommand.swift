@@ -10,8 +10,11 @@ enum LockCommand {
         }
         do {
             if let collection = try SecretServiceSlot().lockDefaultCollection() {
-                try? context.keyringLockRecord.save(collection)
-                Output.err("vaultctl: the vault is locked, and so is the Secret Service collection '\(collection.label)'; 'vaultctl unlock' unlocks both (the keyring will ask for its own password).\n")
+                if (try? context.keyringLockRecord.save(collection)) != nil {
+                    Output.err("vaultctl: the vault is locked, and so is the Secret Service collection '\(collection.label)'; 'vaultctl unlock' unlocks both (the keyring will ask for its own password).\n")
+                } else {
+                    Output.err("vaultctl: the vault is locked, and so is the Secret Service collection '\(collection.label)'; 'vaultctl unlock' could not be told to unlock it (the state folder is not writable), so unlock it yourself.\n")
+                }
             } else {
                 Output.err("vaultctl: the vault is locked; the Secret Service's default collection was locked already, and 'vaultctl unlock' leaves it as it is.\n")
             }

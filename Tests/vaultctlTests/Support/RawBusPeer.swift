@@ -20,19 +20,28 @@ final class RawBusPeer: @unchecked Sendable {
     let path: String
     private let listener: Int32
     private let thread: Thread
+    /// Signalled when the serving thread has returned, so the listener is closed only after its last use.
+    private let finished = DispatchSemaphore(value: 0)
 
     init(_ behaviour: Behaviour) throws {
         let (path, fd) = try UnixListener.make("rawbus", backlog: 16)
         self.path = path
         listener = fd
-        thread = Thread { RawBusPeer.serve(fd, behaviour) }
+        let done = finished
+        thread = Thread {
+            RawBusPeer.serve(fd, behaviour)
+            done.signal()
+        }
         thread.start()
     }
 
     var address: String { "unix:path=\(path)" }
 
     deinit {
+        // shutdown wakes the thread's accept; the descriptor is closed only once the thread is done with it,
+        // so it never accepts on a number that another test's socket took meanwhile.
         shutdown(listener, Int32(SHUT_RDWR))
+        _ = finished.wait(timeout: .now() + 10)
         close(listener)
         unlink(path)
     }

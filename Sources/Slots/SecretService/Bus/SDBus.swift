@@ -79,7 +79,7 @@ final class BusConnection {
         }
         do {
             return try (0..<calls.count).map { (i) throws(DBusError) -> Result<[DBusValue], DBusError> in
-                try reply(pending.entry(i).pointee.message!)
+                try reply(pending.entry(i).pointee.message!, deadline: deadline)
             }
         } catch {
             throw error == .disconnected && !registered ? .authenticationRejected : error
@@ -112,45 +112,59 @@ final class BusConnection {
     }
 
     /// Sends `call` (a prompt's `Prompt`) and waits, until `waitDeadline`, for the signal `member` of
-    /// `interface` that the object at `path` emits when it is done (the prompt's `Completed`); its values, or
-    /// nil when it did not come in time. The match goes to the bus before the call (`sd_bus_add_match_async`;
-    /// the bus handles one connection's messages in order), so the signal cannot slip past. The call itself
-    /// has `callDeadline`; an error reply to it is thrown as `.remote`.
+    /// `interface` that the object at `path` of `destination`'s owner emits when it is done (the prompt's
+    /// `Completed`); its values, or nil when it did not come in time. The match names the owner's unique name
+    /// (asked first), so no other peer on the bus can complete the prompt for it, and it goes to the bus
+    /// before the call (`sd_bus_add_match_async`; the bus handles one connection's messages in order), so the
+    /// signal cannot slip past. An error reply to the call is thrown as `.remote`; a signal that cannot be
+    /// read as `.protocolError`.
     func callAwaitingSignal(_ call: BusCall, destination: String, path: String, interface: String, member: String,
-                            callDeadline: Deadline, waitDeadline: Deadline) throws(DBusError) -> [DBusValue]? {
+                            waitDeadline: Deadline) throws(DBusError) -> [DBusValue]? {
+        let owner = try callAll([BusCall("/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [.string(destination)])],
+                                destination: "org.freedesktop.DBus", deadline: waitDeadline)[0]
+        guard case .success(let v) = owner, let sender = v.first?.string else {
+            if case .failure(let error) = owner { throw error }
+            throw .protocolError("the bus did not say who owns \(destination)")
+        }
         let signal = PendingReplies(count: 1)
         var match: OpaquePointer?
-        let rule = "type='signal',interface='\(interface)',member='\(member)',path='\(path)'"
+        let rule = "type='signal',sender='\(sender)',interface='\(interface)',member='\(member)',path='\(path)'"
         let rc = sd_bus_add_match_async(bus, &match, rule, PendingReplies.keep, nil, signal.entry(0))
         guard rc >= 0 else { throw failure(rc) }
         defer {
             sd_bus_slot_unref(match)
             withExtendedLifetime(signal) {}
         }
-        if case .failure(let error) = try callAll([call], destination: destination, deadline: callDeadline)[0] {
+        if case .failure(let error) = try callAll([call], destination: destination, deadline: waitDeadline)[0] {
             throw error
         }
         while signal.answered == 0 {
+            let left = waitDeadline.remainingMicroseconds
+            if left == 0 { return nil }
             let processed = sd_bus_process(bus, nil)
             if processed > 0 { continue }
             if processed < 0 { throw failure(processed) }
-            let left = waitDeadline.remainingMicroseconds
-            if left == 0 { return nil }
             let waited = sd_bus_wait(bus, left)
             if waited < 0 && waited != -EINTR { throw failure(waited) }
         }
-        return Self.readAll(signal.entry(0).pointee.message!)
+        guard let values = Self.readAll(signal.entry(0).pointee.message!) else {
+            throw .protocolError("the provider sent a \(member) signal this client cannot read")
+        }
+        return values
     }
 
-    /// A reply as values, or its error. sd-bus answers a call whose reply did not come in time, or whose
-    /// connection closed, with a `NoReply` error of its own: that is the connection's failure, not the peer's.
-    private func reply(_ m: OpaquePointer) throws(DBusError) -> Result<[DBusValue], DBusError> {
+    /// A reply as values, or its error. sd-bus answers a call whose reply did not come by the deadline, or
+    /// whose connection closed, with a `NoReply` error of its own: that is the connection's failure, not the
+    /// peer's. A `NoReply` from the bus while time is left (the provider exited without answering) is the
+    /// bus's own words.
+    private func reply(_ m: OpaquePointer, deadline: Deadline) throws(DBusError) -> Result<[DBusValue], DBusError> {
         if sd_bus_message_is_method_error(m, nil) > 0 {
             let error = sd_bus_message_get_error(m)
             let name = error?.pointee.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
             let message = error?.pointee.message.map { String(cString: $0) } ?? name
             if name == "org.freedesktop.DBus.Error.NoReply" {
-                throw sd_bus_is_open(bus) > 0 ? .timedOut : .disconnected
+                if sd_bus_is_open(bus) <= 0 { throw .disconnected }
+                if deadline.remainingMicroseconds == 0 { throw .timedOut }
             }
             return .failure(.remote(name: name, message: message))
         }

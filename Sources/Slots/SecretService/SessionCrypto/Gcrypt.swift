@@ -8,8 +8,9 @@ import CGcrypt
 /// "initialization finished". Secret numbers live in libgcrypt's secure memory (`gcry_mpi_snew`) and are
 /// wiped and freed with the MPI; their bytes leave libgcrypt only into a `SecretBytes`.
 enum Gcrypt {
-    /// The oldest libgcrypt whose `gcry_mpi_powm` is hardened for secret exponents (1.6; Debian 12 has 1.10).
-    static let requiredVersion = "1.6.0"
+    /// The oldest libgcrypt accepted: 1.8, past the side-channel fixes to `gcry_mpi_powm` with secret
+    /// exponents (CVE-2015-0837 in 1.6.3, CVE-2017-7526 in 1.7.8). Debian 12 has 1.10.
+    static let requiredVersion = "1.8.0"
 
     /// Whether libgcrypt initialised. Runs the sequence once per process.
     private static let initialized: Bool = vaultctl_gcry_initialize(requiredVersion) != nil
@@ -75,11 +76,16 @@ enum Gcrypt {
             return Number(out)
         }
 
-        /// `self^exponent mod modulus`, in secure memory when the exponent is secret. The corresponding C
+        /// `self^exponent mod modulus`, the result in secure memory. The modulus is copied into secure memory
+        /// first, so libgcrypt keeps its scratch for the secret exponent's powers there too. The corresponding C
         /// function is `gcry_mpi_powm`.
         func power(_ exponent: Number, modulo modulus: Number) -> Number {
-            let w = gcry_mpi_snew(UInt32(gcry_mpi_get_nbits(modulus.mpi)))!
-            gcry_mpi_powm(w, mpi, exponent.mpi, modulus.mpi)
+            let bits = UInt32(gcry_mpi_get_nbits(modulus.mpi))
+            let m = gcry_mpi_snew(bits)!
+            defer { gcry_mpi_release(m) }
+            gcry_mpi_set(m, modulus.mpi)
+            let w = gcry_mpi_snew(bits)!
+            gcry_mpi_powm(w, mpi, exponent.mpi, m)
             return Number(w)
         }
 
