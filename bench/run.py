@@ -1011,8 +1011,22 @@ def json_section(results: dict[int, list[Cmd]]) -> list[str]:
                    + " | ".join("—" if key == "json-floor" else f"{x:+.2f}" for x in cost) + " | "
                    + " | ".join("—" if key in ("json-floor", "json-codec") else f"{x:+.2f}" for x in extra)
                    + f" | {verdict} |")
-    out += ["", "Qualifies by the rule: " + ("; ".join(fit) if fit else "none, so the codec stays") + "."]
+    out += ["", "Qualifies by the rule: " + ("; ".join(fit) if fit else "none, so the codec stays") + ".",
+            "", f"Versions: {json_versions()}."]
     return out
+
+
+def json_versions() -> str:
+    """The probes' libraries and compiler, as pkg-config and swiftc report them."""
+    parts = []
+    for name, module in (("jansson", "jansson"), ("json-c", "json-c")):
+        p = subprocess.run(["pkg-config", "--modversion", module], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL) if shutil.which("pkg-config") else None
+        parts.append(f"{name} {p.stdout.decode().strip() if p and p.returncode == 0 else '?'}")
+    p = subprocess.run(["swiftc", "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT) if shutil.which("swiftc") else None
+    first = p.stdout.decode(errors="replace").splitlines()[0] if p and p.stdout else "?"
+    parts.append(first.split(" (")[0] + " (FoundationEssentials from its toolchain)")
+    return ", ".join(parts)
 
 
 def shared_libraries(binary: str) -> list[str]:
