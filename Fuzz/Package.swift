@@ -4,7 +4,7 @@ import PackageDescription
 // libFuzzer harnesses for vaultctl. A separate package so the main build never sees `-sanitize=fuzzer`.
 //
 // The root package exports only the `vaultctl` executable, so this one compiles the same sources again:
-// Sources/{Slots,Vault,CSodium,CPAM,CSystem} are symlinks to ../../Sources/…, declared below with the
+// Sources/{Slots,Vault,CSodium,CPAM,CSystem,CSystemd,CGcrypt} are symlinks to ../../Sources/…, declared below with the
 // dependencies the root manifest gives them (keep the two in step). Each harness's oracle is a symlink to
 // the `*FuzzCheck.swift` file the corpus replay tests in Tests/{Slots,Vault}Tests/Fuzz use, so the fuzzer and
 // `make test` check exactly the same things. Build and run with `make fuzz` (see README.md).
@@ -19,21 +19,21 @@ let package = Package(
         .executable(name: "fuzz-policy", targets: ["FuzzPolicy"]),
         .executable(name: "fuzz-secret-reader", targets: ["FuzzSecretReader"]),
         .executable(name: "fuzz-askpass", targets: ["FuzzAskpass"]),
-        .executable(name: "fuzz-dbus-message", targets: ["FuzzDBusMessage"]),
     ],
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium"),
         .systemLibrary(name: "CPAM", pkgConfig: "pam"),
         .systemLibrary(name: "CSystem"),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd"),
+        .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt"),
         .systemLibrary(name: "CFuzzer"),  // LLVMFuzzerRunDriver
-        .target(name: "Slots", dependencies: ["CSodium"], swiftSettings: testable),
+        .target(name: "Slots", dependencies: ["CSodium", "CSystemd", "CGcrypt"], swiftSettings: testable),
         .target(name: "Vault", dependencies: ["Slots", "CPAM", "CSystem"], swiftSettings: testable),
         .executableTarget(name: "FuzzSealedFile", dependencies: ["CFuzzer", "Slots"], swiftSettings: harness),
         .executableTarget(name: "FuzzSlotName", dependencies: ["CFuzzer", "Slots"], swiftSettings: harness),
         .executableTarget(name: "FuzzPolicy", dependencies: ["CFuzzer", "Vault"], swiftSettings: harness),
         .executableTarget(name: "FuzzSecretReader", dependencies: ["CFuzzer", "Vault", "Slots"], swiftSettings: harness),
         .executableTarget(name: "FuzzAskpass", dependencies: ["CFuzzer", "Vault", "Slots"], swiftSettings: harness),
-        .executableTarget(name: "FuzzDBusMessage", dependencies: ["CFuzzer", "Slots"], swiftSettings: harness),
     ],
     swiftLanguageModes: [.v6]
 )

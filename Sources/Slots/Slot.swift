@@ -23,12 +23,24 @@ public protocol Slot: Sendable {
     func delete(_ name: SlotName) throws(SlotError) -> Bool
     /// The names this backend holds (never their values).
     func names() throws(SlotError) -> [SlotName]
+    /// The names, and how many values it passed over because their name is not a valid slot name (another
+    /// program may store anything under vaultctl's attributes); see the default below.
+    func namesAndSkipped() throws(SlotError) -> (names: [SlotName], skipped: Int)
     /// Where a held value is, in words a person recognizes; see the default below.
     func place(of name: SlotName) -> String?
+    /// Whether `read` can get a locked value unlocked by asking a person (the provider's prompt on a
+    /// desktop); see the default below.
+    var canAskToUnlock: Bool { get }
 }
 
 extension Slot {
     /// Where a held value is, in words a person recognizes (for the sync slot, the collection's label);
     /// nil when the backend has nothing better to say than its mode.
     public func place(of name: SlotName) -> String? { nil }
+
+    /// A backend whose names are always valid skips none.
+    public func namesAndSkipped() throws(SlotError) -> (names: [SlotName], skipped: Int) { (try names(), 0) }
+
+    /// A backend that has no locked values, or no way to ask for them, cannot.
+    public var canAskToUnlock: Bool { false }
 }

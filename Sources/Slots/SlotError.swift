@@ -16,6 +16,8 @@ public enum SlotError: Error, Equatable, Sendable {
     case serviceUnavailable(String)
     /// The collection holding the item (or receiving it) is locked and nobody unlocked it.
     case locked(String)
+    /// The provider asked for confirmation in a prompt that nobody answered, or that was dismissed.
+    case promptUnanswered(String)
     /// An operating-system call failed.
     case io(path: String, errno: Int32, operation: String)
 }

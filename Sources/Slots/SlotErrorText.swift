@@ -27,6 +27,8 @@ public enum SlotErrorText {
             return "The Secret Service is unavailable: \(why). Check that your keyring (gnome-keyring, KeePassXC, …) runs on the session bus."
         case .locked(let why):
             return "The keyring is locked: \(why)."
+        case .promptUnanswered(let why):
+            return "The Secret Service asked for confirmation and got none: \(why)."
         case .io(let path, let e, let op):
             return "Failed to \(op) \(path): \(String(cString: strerror(e)))."
         }

@@ -76,7 +76,7 @@ extension Vault {
                 message = "Slot '\(name)' is read from the device slot, but a copy is also in \(place). Whether that copy reaches your other devices depends on the provider; vaultctl cannot confirm it either way. Store or move the slot again to remove it."
             } else {
                 message = "Slot '\(name)' is in \(place). Whether it reaches your other devices depends on the provider; vaultctl cannot confirm that it does."
-                if locked { message += " The collection is locked: unlock it to read the value." }
+                if locked { message += " It is locked in the provider (a locked collection, or an access the provider asks you to confirm): reading it needs the provider to unlock it." }
                 if case .holds = inDevice { message += " A copy is also in the device slot." }
             }
             return LocationStatus(slot: name, state: .inSlot, mode: mode, message: message)

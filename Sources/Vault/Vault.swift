@@ -113,10 +113,12 @@ public struct Vault: Sendable {
         }
     }
 
-    /// The gated read: locate the value, verify presence (fresh PAM), then read it.
+    /// The gated read: locate the value, verify presence (fresh PAM), then read it. A locked value is
+    /// refused before the password prompt, unless its slot can ask a person to unlock it (the provider's own
+    /// prompt on a desktop, after PAM, never instead of it).
     public func read(_ name: SlotName) throws(VaultError) -> SecretBytes {
         let (mode, locked) = try steadily { () throws(VaultError) in try locate(name) }
-        if locked {
+        if locked && !slot(mode).canAskToUnlock {
             throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring (for example by logging in to the desktop) and try again"))
         }
         try gate.verify(reason: "read slot '\(name)'")
@@ -184,18 +186,23 @@ public struct Vault: Sendable {
     }
 
     /// Names and modes held (never values). `syncError` is set when the sync slot could not be listed.
-    public func list() throws(VaultError) -> (entries: [Entry], syncError: SlotError?) {
+    /// Every slot name and where it is kept; the sync slot's failure, if it could not be asked; how many sync
+    /// items were passed over for a name that is not a valid slot name.
+    public func list() throws(VaultError) -> (entries: [Entry], syncError: SlotError?, skipped: Int) {
         var entries: [Entry] = []
         do {
             entries += try device.names().map { Entry(name: $0, mode: .device) }
         } catch { throw .slot(error) }
         var syncError: SlotError?
+        var skipped = 0
         do {
-            entries += try sync.names().map { Entry(name: $0, mode: .sync) }
+            let found = try sync.namesAndSkipped()
+            entries += found.names.map { Entry(name: $0, mode: .sync) }
+            skipped = found.skipped
         } catch {
             syncError = error
         }
         entries.sort { ($0.name, $0.mode.rawValue) < ($1.name, $1.mode.rawValue) }
-        return (entries, syncError)
+        return (entries, syncError, skipped)
     }
 }

@@ -38,6 +38,7 @@ final class Context {
 
     var audit: AuditLog { AuditLog(folder: locations.state) }
     var vaultLock: VaultLock { VaultLock(folder: locations.state) }
+    var keyringLockRecord: KeyringLockRecord { KeyringLockRecord(folder: locations.state) }
 
     /// Where this session comes from, judged by the policy's ranges.
     func origin() throws(CommandFailure) -> Origin {

@@ -4,6 +4,7 @@ import Vault
 /// Dispatches the words after `vaultctl` to a command and turns any failure into one stderr line.
 enum Entrypoint {
     static func run(_ words: [String]) -> ExitCode {
+        SecretServiceSlot.tellAboutPrompts { Output.err("vaultctl: \($0)\n") }
         do {
             try dispatch(words)
             return .ok

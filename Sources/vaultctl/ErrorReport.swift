@@ -64,7 +64,7 @@ enum ErrorReport {
         case .empty: code = .noInput
         case .badSecretSize, .foreignMachine, .wrongSlot, .tampered: code = .dataError
         case .unsafePermissions: code = .config
-        case .serviceUnavailable, .locked: code = .unavailable
+        case .serviceUnavailable, .locked, .promptUnanswered: code = .unavailable
         case .io: code = .failure
         }
         return CommandFailure(code: code, message: SlotErrorText.describe(error))

@@ -19,6 +19,7 @@ struct SlotErrorTextTests {
         .unsafePermissions(path: "/home/u/.local/state/vaultctl", detail: "its mode 755 lets others in; run chmod 700 on it"),
         .serviceUnavailable("no D-Bus session bus"),
         .locked("the default collection is locked"),
+        .promptUnanswered("nobody answered the provider's prompt to store slot 'k' within 60 s"),
         .io(path: "/home/u/.local/state/vaultctl/slots/.tmp-1-2", errno: ENOSPC, operation: "write"),
         .io(path: "/x", errno: EACCES, operation: "read"),
     ]
@@ -28,11 +29,11 @@ struct SlotErrorTextTests {
         for error in Self.everyCase {
             switch error {
             case .empty, .badSecretSize, .foreignMachine, .wrongSlot, .tampered, .unsafePermissions,
-                 .serviceUnavailable, .locked, .io:
+                 .serviceUnavailable, .locked, .promptUnanswered, .io:
                 break
             }
         }
-        #expect(Self.everyCase.count == 11)
+        #expect(Self.everyCase.count == 12)
     }
 
     @Test(arguments: everyCase)

@@ -28,7 +28,7 @@ final class SecretServiceClient {
         let locked: Bool
     }
 
-    private let bus: DBusConnection
+    private let bus: BusConnection
     /// The default collection's object path.
     let collection: String
     private var session: (path: String, key: SessionKey)?
@@ -36,7 +36,7 @@ final class SecretServiceClient {
     /// The last search's answer (see `recentItems`); forgotten when this process changes anything.
     private var lastFound: (name: SlotName, items: [Item])?
 
-    private init(bus: DBusConnection, collection: String, deadline: Deadline) {
+    private init(bus: BusConnection, collection: String, deadline: Deadline) {
         self.bus = bus
         self.collection = collection
         self.deadline = deadline
@@ -97,12 +97,15 @@ final class SecretServiceClient {
     }
 
     private static func connect(deadline: Deadline) throws(Failure) -> SecretServiceClient {
-        let bus: DBusConnection
-        do { bus = try DBusConnection.open(BusAddress.session(), deadline: deadline) } catch { throw .bus(error) }
+        let bus: BusConnection
+        do { bus = try BusConnection.open(deadline: deadline) } catch { throw .bus(error) }
         func readAlias() throws(Failure) -> String {
-            let alias = try values(bus.callOrFail(.call(destination, servicePath, serviceInterface, "ReadAlias", [.string("default")]),
-                                                 deadline: deadline))
-            guard let path = alias.first?.objectPath else { throw .bus(.protocolError("the provider answered ReadAlias with something else")) }
+            let replies: [Reply]
+            do {
+                replies = try bus.callAll([method(servicePath, serviceInterface, "ReadAlias", [.string("default")])],
+                                          destination: destination, deadline: deadline)
+            } catch { throw .bus(error) }
+            guard let path = try values(replies[0]).first?.objectPath else { throw .bus(.protocolError("the provider answered ReadAlias with something else")) }
             return path
         }
         // gnome-keyring registers a new client from an idle callback, and a first call that it handles before
@@ -127,14 +130,15 @@ final class SecretServiceClient {
         case .bus(let e):
             switch e {
             case .noAddress:
-                if let set = getenv("DBUS_SESSION_BUS_ADDRESS"), set.pointee != 0 {
-                    return .serviceUnavailable("DBUS_SESSION_BUS_ADDRESS names no bus vaultctl can reach (it speaks unix:path= and unix:abstract= only)")
-                }
                 return .serviceUnavailable("there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus is not there)")
+            case .badAddress(let fromEnvironment):
+                return .serviceUnavailable(fromEnvironment
+                    ? "DBUS_SESSION_BUS_ADDRESS is not a D-Bus address vaultctl can use"
+                    : "the session bus address is not valid")
             case .cannotConnect(let why):
                 return .serviceUnavailable("the session bus did not answer (\(why))")
             case .authenticationRejected:
-                return .serviceUnavailable("the session bus refused vaultctl's credentials (while \(what))")
+                return .serviceUnavailable("the session bus refused vaultctl's credentials or closed the connection before accepting vaultctl (is it another user's bus?) (while \(what))")
             case .timedOut:
                 return .serviceUnavailable("it did not answer within \(Int(timeout)) s while \(what)"
                     + (changes ? " (the change may still have been made; check with 'vaultctl status')" : ""))
@@ -158,94 +162,105 @@ final class SecretServiceClient {
 
     // MARK: - Calls
 
-    private static func values(_ reply: DBusMessage) throws(Failure) -> [DBusValue] {
-        guard let v = reply.arguments() else { throw .bus(.protocolError("the provider sent an answer this client cannot read")) }
-        return v
-    }
+    /// One call's answer: its values, or the error it got.
+    typealias Reply = Result<[DBusValue], DBusError>
 
-    private static func values(_ result: Result<DBusMessage, DBusError>) throws(Failure) -> [DBusValue] {
+    private static func values(_ result: Reply) throws(Failure) -> [DBusValue] {
         switch result {
-        case .success(let m): return try values(m)
+        case .success(let v): return v
         case .failure(let e): throw .bus(e)
         }
     }
 
-    private func callAll(_ calls: [DBusMessage]) throws(Failure) -> [Result<DBusMessage, DBusError>] {
-        do { return try bus.callAll(calls, deadline: deadline) } catch { throw .bus(error) }
+    private func callAll(_ calls: [BusCall]) throws(Failure) -> [Reply] {
+        do { return try bus.callAll(calls, destination: Self.destination, deadline: deadline) } catch { throw .bus(error) }
     }
 
-    private func call(_ m: DBusMessage) throws(Failure) -> [DBusValue] {
+    private func call(_ m: BusCall) throws(Failure) -> [DBusValue] {
         try Self.values(callAll([m])[0])
     }
 
-    private static func method(_ path: String, _ interface: String, _ member: String, _ args: [DBusValue] = []) -> DBusMessage {
-        .call(destination, path, interface, member, args)
+    private static func method(_ path: String, _ interface: String, _ member: String, _ args: [DBusValue] = []) -> BusCall {
+        BusCall(path, interface, member, args)
     }
 
-    private static func getProperty(_ path: String, _ interface: String, _ name: String) -> DBusMessage {
-        .call(destination, path, "org.freedesktop.DBus.Properties", "Get", [.string(interface), .string(name)])
+    private static func getProperty(_ path: String, _ interface: String, _ name: String) -> BusCall {
+        BusCall(path, "org.freedesktop.DBus.Properties", "Get", [.string(interface), .string(name)])
     }
 
     /// The key exchange's first half: our public key, for the session algorithm.
-    private static func openSession(_ exchange: SessionKeyExchange) -> DBusMessage {
+    private static func openSession(_ exchange: SessionKeyExchange) -> BusCall {
         method(servicePath, serviceInterface, "OpenSession",
                [.string(SessionKeyExchange.algorithm), .variant(.bytes(exchange.publicKey))])
     }
 
     /// The default collection's `Locked` property.
-    private var collectionLocked: DBusMessage { Self.getProperty(collection, Self.collectionInterface, "Locked") }
+    private var collectionLocked: BusCall { Self.getProperty(collection, Self.collectionInterface, "Locked") }
 
     /// The answer to `collectionLocked`.
-    private static func lockedState(_ reply: Result<DBusMessage, DBusError>) throws(Failure) -> Bool {
+    private static func lockedState(_ reply: Reply) throws(Failure) -> Bool {
         guard let locked = try values(reply).first?.unwrapped.bool else {
             throw .bus(.protocolError("the provider's collection has no Locked property"))
         }
         return locked
     }
 
-    /// A search of the default collection for items with `attributes`, and its `Locked` property: two calls
-    /// to send in one trip, read back by `searched`.
-    private func searchCalls(_ attributes: [(String, String)]) -> [DBusMessage] {
-        [Self.method(collection, Self.collectionInterface, "SearchItems", [DBusValue.stringDictionary(attributes)]),
-         collectionLocked]
+    /// A search of every collection for items with `attributes` (`Service.SearchItems`, as libsecret does):
+    /// a value in a collection other than the default one is still there.
+    private static func search(_ attributes: [(String, String)]) -> BusCall {
+        method(servicePath, serviceInterface, "SearchItems", [DBusValue.stringDictionary(attributes)])
     }
 
-    /// What `searchCalls` found, and whether the collection is locked. gnome-keyring finds items in a locked
-    /// collection; KeePassXC finds none there. Nothing found in a locked collection is therefore "could not
-    /// look", never "empty".
-    private static func searched(_ search: Result<DBusMessage, DBusError>,
-                                 _ locked: Result<DBusMessage, DBusError>) throws(Failure) -> (paths: [String], locked: Bool) {
-        guard let paths = try values(search).first?.objectPaths else {
+    /// What `search` found: the unlocked items, then the locked ones (the provider sorts them). gnome-keyring
+    /// finds items in a locked collection; KeePassXC finds none there. Nothing found while some collection is
+    /// locked is therefore "could not look", never "empty" (one more trip, only when nothing was found).
+    private func searched(_ reply: Reply) throws(Failure) -> [Item] {
+        let v = try Self.values(reply)
+        guard v.count == 2, let unlocked = v[0].objectPaths, let locked = v[1].objectPaths else {
             throw .bus(.protocolError("the provider answered SearchItems with something else"))
         }
-        let isLocked = try lockedState(locked)
-        if isLocked && paths.isEmpty { throw .slot(lockedCollection) }
-        return (paths, isLocked)
+        let found = unlocked.map { Item(path: $0, locked: false) } + locked.map { Item(path: $0, locked: true) }
+        if found.isEmpty, try someCollectionIsLocked() { throw .slot(Self.lockedCollection) }
+        return found
+    }
+
+    /// The provider's collections (`Service.Collections`).
+    private func collections() throws(Failure) -> [String] {
+        guard let paths = try call(Self.getProperty(Self.servicePath, Self.serviceInterface, "Collections")).first?.unwrapped.objectPaths else {
+            throw .bus(.protocolError("the provider's service has no Collections property"))
+        }
+        return paths
+    }
+
+    /// Whether any collection is locked (each one's `Locked`, asked in one trip).
+    private func someCollectionIsLocked() throws(Failure) -> Bool {
+        let paths = try collections()
+        for reply in try callAll(paths.map { Self.getProperty($0, Self.collectionInterface, "Locked") }) {
+            if case .failure(.remote(let name, _)) = reply, Self.isGone(name) { continue }
+            if try Self.lockedState(reply) { return true }
+        }
+        return false
     }
 
     // MARK: - Operations
 
-    /// The items of slot `name` in the default collection, locked ones included. With `openingSession`, the
-    /// key exchange rides along when there is no session yet.
-    ///
-    /// Lock state is the collection's (`Locked`, asked in the same trip): providers lock whole collections
-    /// (gnome-keyring, KeePassXC), and a search of every collection for per-item state cost a second scan of
-    /// all items in gnome-keyring.
+    /// The items of slot `name` in every collection, locked ones included, each with its own lock state (an
+    /// item may be locked in an unlocked collection: KeePassXC's "confirm access"). With `openingSession`, the
+    /// key exchange rides along when there is no session yet: one round trip for both.
     func items(slot name: SlotName, openingSession: Bool = false) throws(Failure) -> [Item] {
-        var calls = searchCalls(SecretServiceSlot.attributes(name))
+        var calls = [Self.search(SecretServiceSlot.attributes(name))]
         let exchange = openingSession && session == nil ? SessionKeyExchange() : nil
         if let exchange {
             calls.append(Self.openSession(exchange))
         }
         let replies = try callAll(calls)
-        if let exchange { try finishSession(replies[2], exchange) }
-        let (paths, locked) = try Self.searched(replies[0], replies[1])
-        let found = paths.map { Item(path: $0, locked: locked) }
+        if let exchange { try finishSession(replies[1], exchange) }
+        let found = try searched(replies[0])
         lastFound = (name, found)
         return found
     }
 
-    static let lockedCollection = SlotError.locked("the default collection is locked, so vaultctl cannot tell what it holds; unlock your keyring (for example by logging in to the desktop) and try again")
+    static let lockedCollection = SlotError.locked("a Secret Service collection is locked, so vaultctl cannot tell what it holds; unlock your keyring (for example by logging in to the desktop) and try again")
 
     /// What the last `items(slot:)` of this process found for `name`, or a new search: for words about a
     /// place (status asks where a value is right after asking whether it is there), never for a decision.
@@ -261,20 +276,28 @@ final class SecretServiceClient {
         var best: (Item, UInt64)?
         for (item, reply) in zip(items, replies) {
             let modified = (try? Self.values(reply))?.first?.unwrapped.uint64 ?? 0
-            if best == nil || modified > best!.1 { best = (item, modified) }
+            // Ties go to the smaller path, so every command picks the same one.
+            if best == nil || modified > best!.1 || (modified == best!.1 && item.path < best!.0.path) { best = (item, modified) }
         }
         return best?.0
     }
 
-    /// The labels of the default collection and of `item`.
+    /// The collection that holds `item` (by object path: providers name items below their collection, as the
+    /// specification's examples do) and the labels of both; an empty collection label is shown as the last part
+    /// of its path, the provider's own name for it.
     func labels(item: String) throws(Failure) -> (collection: String?, item: String?) {
-        let replies = try callAll([Self.getProperty(collection, Self.collectionInterface, "Label"),
-                                   Self.getProperty(item, Self.itemInterface, "Label")])
-        return ((try? Self.values(replies[0]))?.first?.unwrapped.string,
-                (try? Self.values(replies[1]))?.first?.unwrapped.string)
+        let holder = try collections().first { item.hasPrefix($0 + "/") }
+        var calls = [Self.getProperty(item, Self.itemInterface, "Label")]
+        if let holder { calls.append(Self.getProperty(holder, Self.collectionInterface, "Label")) }
+        let replies = try callAll(calls)
+        let itemLabel = (try? Self.values(replies[0]))?.first?.unwrapped.string
+        guard let holder else { return (nil, itemLabel) }
+        let label = (try? Self.values(replies[1]))?.first?.unwrapped.string ?? ""
+        let name = label.isEmpty ? String(holder.split(separator: "/").last ?? Substring(holder)) : label
+        return (name, itemLabel)
     }
 
-    private func finishSession(_ reply: Result<DBusMessage, DBusError>, _ exchange: SessionKeyExchange) throws(Failure) {
+    private func finishSession(_ reply: Reply, _ exchange: SessionKeyExchange) throws(Failure) {
         let v: [DBusValue]
         do { v = try Self.values(reply) } catch {
             if case .bus(.remote("org.freedesktop.DBus.Error.NotSupported", _)) = error {
@@ -305,9 +328,15 @@ final class SecretServiceClient {
         guard let fields = v.first?.fields, fields.count == 4, let parameters = fields[1].bytes, let value = fields[2].bytes else {
             throw .bus(.protocolError("the provider returned no secret for slot '\(name)'"))
         }
+        // A value outside 1 byte … 64 KiB is refused before and after decryption, never printed: another
+        // program may have stored anything under our attributes.
+        let outOfBounds = SlotError.tampered(path: "the Secret Service item \(item) (slot '\(name)')",
+                                             detail: "it holds a value outside the 1 to \(SecretBytes.maximumCount) bytes vaultctl reads; replace it with 'vaultctl store \(name)'")
+        guard value.count <= SecretBytes.maximumCount + PKCS7Padding.blockBytes else { throw .slot(outOfBounds) }
         guard let plain = value.withUnsafeBytes({ session.key.decrypt(parameters: parameters, value: $0) }) else {
             throw .slot(.serviceUnavailable("the provider's answer for slot '\(name)' does not decrypt under the session key"))
         }
+        guard (1...SecretBytes.maximumCount).contains(plain.count) else { throw .slot(outOfBounds) }
         return plain
     }
 
@@ -320,7 +349,8 @@ final class SecretServiceClient {
             calls.append(Self.openSession(exchange))
         }
         let replies = try callAll(calls)
-        if try Self.lockedState(replies[0]) {
+        if try Self.lockedState(replies[0]),
+           try !unlock([collection], purpose: "unlock the default collection to store an item in it (it is locked)").contains(collection) {
             throw .slot(.locked("the default collection is locked; unlock your keyring (for example by logging in to the desktop) and try again"))
         }
         if let exchange { try finishSession(replies[1], exchange) }
@@ -338,9 +368,7 @@ final class SecretServiceClient {
         guard v.count == 2, v[0].objectPath != nil, let prompt = v[1].objectPath else {
             throw .bus(.protocolError("the provider answered CreateItem with something else"))
         }
-        if prompt != "/" {
-            throw .slot(.locked("the provider wants to show a prompt to store the item, which vaultctl never answers; unlock the collection and try again"))
-        }
+        try runPromptIfAny(prompt, purpose: "store slot '\(SlotErrorText.oneLine(label, limit: 140))'")
     }
 
     /// Deletes the items at `paths` (one trip for all of them). One already gone counts as deleted.
@@ -353,16 +381,13 @@ final class SecretServiceClient {
                 if case .bus(.remote(let name, _)) = error, Self.isGone(name) { continue }
                 throw error
             }
-            if let prompt = v.first?.objectPath, prompt != "/" {
-                throw .slot(.locked("the provider wants to show a prompt to delete the item, which vaultctl never answers; unlock the collection and try again"))
-            }
+            if let prompt = v.first?.objectPath { try runPromptIfAny(prompt, purpose: "delete an item of vaultctl's") }
         }
     }
 
-    /// The `slot` attribute of every vaultctl item in the default collection (locked ones too).
+    /// The `slot` attribute of every vaultctl item in every collection (locked ones too).
     func slotNames() throws(Failure) -> [String] {
-        let replies = try callAll(searchCalls([("xdg:schema", SecretServiceSlot.schemaName)]))
-        let (paths, _) = try Self.searched(replies[0], replies[1])
+        let paths = try searched(callAll([Self.search([("xdg:schema", SecretServiceSlot.schemaName)])])[0]).map(\.path)
         var names: [String] = []
         for reply in try callAll(paths.map { Self.getProperty($0, Self.itemInterface, "Attributes") }) {
             let v: [DBusValue]
@@ -375,20 +400,102 @@ final class SecretServiceClient {
         return names
     }
 
-    /// Locks the default collection unless it already is. Returns only when the provider said it is locked:
-    /// `Lock` answers with the objects it locked and a prompt ("/" when none is needed).
-    func lockCollection() throws(Failure) {
-        if try Self.lockedState(callAll([collectionLocked])[0]) { return }
+    /// Locks the default collection unless it already is; whether this call locked it. Returns only when the
+    /// provider said it is locked: `Lock` answers with the objects it locked and a prompt ("/" when none is
+    /// needed).
+    func lockCollection() throws(Failure) -> Bool {
+        if try Self.lockedState(callAll([collectionLocked])[0]) { return false }
         let v = try call(Self.method(Self.servicePath, Self.serviceInterface, "Lock", [.array(element: "o", [.objectPath(collection)])]))
         guard v.count == 2, let locked = v[0].objectPaths, let prompt = v[1].objectPath else {
             throw .bus(.protocolError("the provider answered Lock with something else"))
         }
-        if prompt != "/" {
-            throw .slot(.serviceUnavailable("the provider wants to show a prompt to lock the collection, which vaultctl never answers"))
-        }
-        guard locked.contains(collection) else {
+        let alsoLocked = prompt == "/" ? [] : (try runPrompt(prompt, purpose: "lock the collection").objectPaths ?? [])
+        guard (locked + alsoLocked).contains(collection) else {
             throw .slot(.serviceUnavailable("the provider did not say it locked the collection"))
         }
+        return true
+    }
+
+    /// The label of `collection` (an empty one shown as the last part of its path).
+    func label(ofCollection path: String) -> String {
+        let label = (try? call(Self.getProperty(path, Self.collectionInterface, "Label")))?.first?.unwrapped.string ?? ""
+        return label.isEmpty ? String(path.split(separator: "/").last ?? Substring(path)) : label
+    }
+
+    // MARK: - Prompts
+
+    static let promptInterface = "org.freedesktop.Secret.Prompt"
+
+    /// How long to wait for a person to answer a prompt when there is a graphical session to show it:
+    /// `VAULTCTL_PROMPT_SECONDS` (1 to 600), else 60.
+    static var promptSeconds: Double {
+        guard let text = getenv("VAULTCTL_PROMPT_SECONDS").map({ String(cString: $0) }),
+              let seconds = Int(text), (1...600).contains(seconds) else { return 60 }
+        return Double(seconds)
+    }
+
+    /// Told, before vaultctl waits, what the person should answer (the command line writes it to stderr).
+    /// Set once at start-up, before any thread; `nonisolated(unsafe)` for that reason.
+    nonisolated(unsafe) static var promptNotice: (String) -> Void = { _ in }
+
+    /// Whether a prompt can be shown to a person here: a Wayland or X11 session is named in the environment.
+    static var hasGraphicalSession: Bool {
+        (["WAYLAND_DISPLAY", "DISPLAY"] as [String]).contains { name in getenv(name).map { $0.pointee != 0 } ?? false }
+    }
+
+    /// Runs the provider's prompt at `path` the Secret Service way (`Prompt.Prompt`, then its `Completed`
+    /// signal) and returns the signal's result; `purpose` says what it asks ("store slot 'x'").
+    ///
+    /// Without a graphical session it waits only briefly: a prompt that needs no person (KeePassXC's prompt for
+    /// a new item) completes at once, and one that needs a person cannot be answered here. With one, it first
+    /// says what to answer, then waits up to `promptSeconds`. A prompt not answered in time is dismissed
+    /// (`Prompt.Dismiss`); one dismissed is refused. Never a hang, and nothing is changed by a refusal.
+    func runPrompt(_ path: String, purpose: String) throws(Failure) -> DBusValue {
+        let graphical = Self.hasGraphicalSession
+        let seconds = graphical ? Self.promptSeconds : 2
+        if graphical {
+            Self.promptNotice("The Secret Service provider shows a prompt to \(purpose); answer it on your screen (vaultctl waits up to \(Int(seconds)) s).")
+        }
+        let completed: [DBusValue]?
+        do {
+            completed = try bus.callAwaitingSignal(BusCall(path, Self.promptInterface, "Prompt", [.string("")]),
+                                                   destination: Self.destination, path: path,
+                                                   interface: Self.promptInterface, member: "Completed",
+                                                   callDeadline: deadline, waitDeadline: Deadline(secondsFromNow: seconds))
+        } catch {
+            throw .bus(error)
+        }
+        guard let completed else {
+            _ = try? bus.callAll([BusCall(path, Self.promptInterface, "Dismiss")], destination: Self.destination,
+                                 deadline: Deadline(secondsFromNow: 1))
+            throw .slot(.promptUnanswered(graphical
+                ? "nobody answered the provider's prompt to \(purpose) within \(Int(seconds)) s"
+                : "the provider wants a person to confirm, in a prompt, that vaultctl may \(purpose), and there is no graphical session here to show it (DISPLAY and WAYLAND_DISPLAY are not set); answer it from your desktop session, or allow vaultctl in the provider's settings"))
+        }
+        guard completed.count == 2, let dismissed = completed[0].bool else {
+            throw .bus(.protocolError("the provider's prompt completed with something else"))
+        }
+        if dismissed { throw .slot(.promptUnanswered("the provider's prompt to \(purpose) was dismissed")) }
+        // The result may outlive the prompt's own deadline: give the calls that follow a fresh bound.
+        deadline = Deadline(secondsFromNow: 5)
+        return completed[1].unwrapped
+    }
+
+    /// Runs the prompt a call answered with, unless it is "/" (none needed).
+    private func runPromptIfAny(_ prompt: String, purpose: String) throws(Failure) {
+        if prompt != "/" { _ = try runPrompt(prompt, purpose: purpose) }
+    }
+
+    /// Asks the provider to unlock `objects` (`Service.Unlock`), running its prompt if it has one; the
+    /// objects it says are unlocked.
+    func unlock(_ objects: [String], purpose: String) throws(Failure) -> [String] {
+        let v = try call(Self.method(Self.servicePath, Self.serviceInterface, "Unlock",
+                                     [.array(element: "o", objects.map { .objectPath($0) })]))
+        guard v.count == 2, let unlocked = v[0].objectPaths, let prompt = v[1].objectPath else {
+            throw .bus(.protocolError("the provider answered Unlock with something else"))
+        }
+        if prompt == "/" { return unlocked }
+        return unlocked + (try runPrompt(prompt, purpose: purpose).objectPaths ?? [])
     }
 
     /// Error names that mean "that object is not there (any more)".
@@ -403,12 +510,5 @@ extension DBusError {
     var breaksConnection: Bool {
         if case .remote = self { return false }
         return true
-    }
-}
-
-extension DBusConnection {
-    /// One call whose error reply is thrown.
-    func callOrFail(_ m: DBusMessage, deadline: Deadline) throws(SecretServiceClient.Failure) -> DBusMessage {
-        do { return try call(m, deadline: deadline) } catch { throw .bus(error) }
     }
 }

@@ -1,12 +1,15 @@
-/// The sync slot: an item in the Secret Service default collection, found by the attributes
+/// The sync slot: an item in a Secret Service collection (new values go to the default one), found in any
+/// collection by the attributes
 /// `xdg:schema` = `org.vaultctl.Slot` and `slot` = the slot name (the same attributes
 /// `secret-tool store --label=L xdg:schema org.vaultctl.Slot slot NAME` writes).
 ///
-/// It talks to the provider over the session bus itself (`SecretServiceClient`, `DBusConnection`) instead
-/// of through libsecret, whose GLib stack cost every command a millisecond of start-up. Secrets cross the
-/// bus encrypted with the session algorithm libsecret uses (`SessionKeyExchange`). Every operation has
-/// `timeout` seconds, end to end; past that it is `serviceUnavailable`, never a hang. Nothing here ever
-/// unlocks a collection or answers a prompt: a locked collection is `locked`, at once.
+/// It talks to the provider through sd-bus (`SecretServiceClient`, `BusConnection`) instead of through
+/// libsecret, whose GLib/GDBus stack costs every command about 10 ms. Secrets cross the bus encrypted with
+/// the session algorithm libsecret uses, on libgcrypt as libsecret does (`SessionKeyExchange`). Every operation has
+/// `timeout` seconds, end to end; past that it is `serviceUnavailable`, never a hang. Status and list never
+/// unlock anything and never run a prompt. A provider's prompt (KeePassXC asks one for every new item, and
+/// its access dialog for a locked item; gnome-keyring asks for a locked collection's password) is run the
+/// Secret Service way for store, read and delete, bounded (`SecretServiceClient.runPrompt`).
 public struct SecretServiceSlot: Slot {
     public static let schemaName = "org.vaultctl.Slot"
     public static let attribute = "slot"
@@ -17,6 +20,12 @@ public struct SecretServiceSlot: Slot {
 
     public init(timeout: Double = SecretServiceSlot.defaultTimeout) {
         self.timeout = timeout
+    }
+
+    /// Where the words go that tell a person to answer a provider's prompt (before vaultctl waits for it).
+    /// Call once at start-up.
+    public static func tellAboutPrompts(_ notice: @escaping (String) -> Void) {
+        SecretServiceClient.promptNotice = notice
     }
 
     /// The label vaultctl gives the items it writes.
@@ -42,19 +51,50 @@ public struct SecretServiceSlot: Slot {
     /// The label of the collection holding the item, and the item's own label.
     public func place(of name: SlotName) -> String? {
         try? run("describing slot '\(name)'") { (c) throws(SecretServiceClient.Failure) -> String? in
-            guard let item = try c.newest(c.recentItems(slot: name)) else { return nil }
+            let items = try c.recentItems(slot: name)
+            guard let item = try c.newest(items) else { return nil }
             let (collection, label) = try c.labels(item: item.path)
             // Labels are anyone's words (any program in the session may set them): one line, no controls.
-            let shown = (SlotErrorText.oneLine(collection ?? "default", limit: 100),
-                         SlotErrorText.oneLine(label ?? SecretServiceSlot.label(for: name), limit: 100))
-            return "the Secret Service collection '\(shown.0)' as item '\(shown.1)'"
+            let shownLabel = SlotErrorText.oneLine(label ?? SecretServiceSlot.label(for: name), limit: 100)
+            let place = collection.map { "the Secret Service collection '\(SlotErrorText.oneLine($0, limit: 100))'" }
+                ?? "a Secret Service collection"
+            let copies = items.count > 1 ? " (the newest of \(items.count) items for this slot; reads use it)" : ""
+            return "\(place) as item '\(shownLabel)'\(copies)"
         }
     }
 
-    /// Asks the provider to lock its default collection (what `vaultctl lock` does beside its own lock).
-    public func lockDefaultCollection() throws(SlotError) {
-        try run("locking the default collection", changes: true) { (c) throws(SecretServiceClient.Failure) in
-            try c.lockCollection()
+    /// A locked item can be unlocked by the provider's prompt only where a person can see it.
+    public var canAskToUnlock: Bool { SecretServiceClient.hasGraphicalSession }
+
+    /// A collection `lock` locked: its object path and its label.
+    public struct LockedCollection: Equatable, Sendable {
+        public let path: String
+        public let label: String
+
+        public init(path: String, label: String) {
+            self.path = path
+            self.label = label
+        }
+    }
+
+    /// Asks the provider to lock its default collection (what `vaultctl lock` does beside its own lock); the
+    /// collection when this call locked it, nil when it was locked already.
+    public func lockDefaultCollection() throws(SlotError) -> LockedCollection? {
+        try run("locking the default collection", changes: true) { (c) throws(SecretServiceClient.Failure) -> LockedCollection? in
+            // The label first: a locked KeePassXC database shows only its file name.
+            let label = SlotErrorText.oneLine(c.label(ofCollection: c.collection), limit: 100)
+            guard try c.lockCollection() else { return nil }
+            return LockedCollection(path: c.collection, label: label)
+        }
+    }
+
+    /// Asks the provider to unlock `collection` (what `vaultctl unlock` does after PAM to undo `lock`),
+    /// running its prompt (the keyring's password) as for a read.
+    public func unlock(_ collection: LockedCollection) throws(SlotError) {
+        try run("unlocking the collection '\(collection.label)'", changes: true) { (c) throws(SecretServiceClient.Failure) in
+            guard try c.unlock([collection.path], purpose: "unlock the collection '\(collection.label)'").contains(collection.path) else {
+                throw .slot(.locked("the provider did not say it unlocked the collection '\(collection.label)'"))
+            }
         }
     }
 
@@ -63,7 +103,12 @@ public struct SecretServiceSlot: Slot {
             // The key exchange travels with the search: one round trip for both.
             guard let item = try c.newest(c.items(slot: name, openingSession: true)) else { throw .slot(.empty(name)) }
             if item.locked {
-                throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring (for example by logging in to the desktop) and try again"))
+                // The provider's own confirmation (KeePassXC's access dialog, gnome-keyring's unlock prompt), on
+                // top of PAM, never instead of it.
+                let unlocked = try c.unlock([item.path], purpose: "unlock slot '\(name)' for reading (it is locked)")
+                guard unlocked.contains(item.path) else {
+                    throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring (for example by logging in to the desktop) and try again"))
+                }
             }
             return try c.secret(of: item.path, slot: name)
         }
@@ -80,8 +125,12 @@ public struct SecretServiceSlot: Slot {
     public func delete(_ name: SlotName) throws(SlotError) -> Bool {
         try run("deleting slot '\(name)'", changes: true) { (c) throws(SecretServiceClient.Failure) -> Bool in
             let items = try c.items(slot: name)
-            if items.contains(where: \.locked) {
-                throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
+            let locked = items.filter(\.locked).map(\.path)
+            if !locked.isEmpty {
+                let unlocked = try c.unlock(locked, purpose: "unlock slot '\(name)' to delete it (it is locked)")
+                guard locked.allSatisfy(unlocked.contains) else {
+                    throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
+                }
             }
             try c.delete(items.map(\.path))
             return !items.isEmpty
@@ -91,8 +140,14 @@ public struct SecretServiceSlot: Slot {
     /// The slot names in the collection: one search for the item paths, then every item's `Attributes`
     /// asked for at once (pipelined), never the secrets.
     public func names() throws(SlotError) -> [SlotName] {
-        try run("listing slots") { (c) throws(SecretServiceClient.Failure) -> [SlotName] in
-            Set(try c.slotNames().compactMap(SlotName.init)).sorted()
+        try namesAndSkipped().names
+    }
+
+    public func namesAndSkipped() throws(SlotError) -> (names: [SlotName], skipped: Int) {
+        try run("listing slots") { (c) throws(SecretServiceClient.Failure) -> (names: [SlotName], skipped: Int) in
+            let raw = try c.slotNames()
+            let valid = raw.compactMap(SlotName.init)
+            return (Set(valid).sorted(), raw.count - valid.count)
         }
     }
 

@@ -16,6 +16,13 @@ public struct Deadline: Sendable {
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
+    /// Microseconds left, rounded up, for sd-bus; 0 once passed.
+    public var remainingMicroseconds: UInt64 {
+        let now = Deadline.now()
+        guard nanoseconds > now else { return 0 }
+        return (nanoseconds - now + 999) / 1000
+    }
+
     /// Milliseconds left, rounded up, for `poll`; 0 once passed.
     public var remainingMilliseconds: Int32 {
         let now = Deadline.now()

@@ -9,8 +9,12 @@ enum LockCommand {
             throw ErrorReport.failure(error)
         }
         do {
-            try SecretServiceSlot().lockDefaultCollection()
-            Output.err("vaultctl: the vault is locked, and so is the Secret Service's default collection.\n")
+            if let collection = try SecretServiceSlot().lockDefaultCollection() {
+                try? context.keyringLockRecord.save(collection)
+                Output.err("vaultctl: the vault is locked, and so is the Secret Service collection '\(collection.label)'; 'vaultctl unlock' unlocks both (the keyring will ask for its own password).\n")
+            } else {
+                Output.err("vaultctl: the vault is locked; the Secret Service's default collection was locked already, and 'vaultctl unlock' leaves it as it is.\n")
+            }
         } catch {
             Output.err("vaultctl: the vault is locked; the Secret Service collection was not locked: \(SlotErrorText.describe(error))\n")
         }
@@ -27,6 +31,15 @@ enum LockCommand {
             try context.vaultLock.unlock()
         } catch {
             throw ErrorReport.failure(error)
+        }
+        // Undo what `lock` did to the keyring, and only that.
+        guard let collection = try? context.keyringLockRecord.load() else { return }
+        do {
+            try SecretServiceSlot().unlock(collection)
+            try? context.keyringLockRecord.clear()
+            Output.err("vaultctl: the vault is unlocked, and so is the Secret Service collection '\(collection.label)'.\n")
+        } catch {
+            Output.err("vaultctl: the vault is unlocked; the Secret Service collection '\(collection.label)' that 'vaultctl lock' locked is still locked: \(SlotErrorText.describe(error)) Unlock it from your desktop, or without one as the README's gnome-keyring recipe does; 'vaultctl unlock' tries again.\n")
         }
     }
 }

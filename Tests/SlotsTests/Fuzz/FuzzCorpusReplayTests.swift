@@ -20,13 +20,6 @@ struct SlotsFuzzCorpusReplayTests {
         #expect(problem == nil, "slot-name/\(file)")
     }
 
-    @Test(arguments: FuzzCorpus.files("dbus-message"))
-    func dbusMessageInputIsHandled(_ file: String) throws {
-        let bytes = try FuzzCorpus.read("dbus-message", file)
-        let problem = bytes.withUnsafeBytes { DBusMessageFuzzCheck.violation($0) }
-        #expect(problem == nil, "dbus-message/\(file)")
-    }
-
     @Test func validSealInTheCorpusOpens() throws {
         let bytes = try FuzzCorpus.read("sealed-file", "valid-kat")
         let file = bytes.withUnsafeBytes { SecretBytes(copying: $0) }
@@ -35,7 +28,7 @@ struct SlotsFuzzCorpusReplayTests {
         #expect(plain.testBytes == Array("known answer".utf8))
     }
 
-    @Test(arguments: ["sealed-file", "slot-name", "dbus-message"])
+    @Test(arguments: ["sealed-file", "slot-name"])
     func corpusIsPresent(_ target: String) {
         #expect(FuzzCorpus.files(target).count >= 5, "Fuzz/corpus/\(target) is missing or nearly empty")
     }

@@ -65,7 +65,7 @@ struct SessionKeyExchangeTests {
         #expect(a.publicKey != b.publicKey)
         for key in [a.publicKey, b.publicKey] {
             #expect(key.count <= 128 && key.first != 0)
-            #expect(ModP1024.Element(bigEndian: key) != nil)
+            #expect(SessionKeyExchange().sessionKey(serverPublicKey: key) != nil, "a valid group element")
         }
     }
 
@@ -104,14 +104,33 @@ struct SessionKeyExchangeTests {
 
     // MARK: - Hostile or damaged answers
 
+    /// RFC 2409's second Oakley group prime, big-endian.
+    static let primeHex =
+        "FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74020BBEA63B139B22514A08798E3404DD" +
+        "EF9519B3CD3A431B302B0A6DF25F14374FE1356D6D51C245E485B576625E7EC6F44C42E9A637ED6B0BFF5CB6F406B7ED" +
+        "EE386BFB5A899FA5AE9F24117C4B1FE649286651ECE65381FFFFFFFFFFFFFFFF"
+
+    /// `p + delta` (−255 … 0) as 128 big-endian bytes.
+    static func primePlus(_ delta: Int) -> [UInt8] {
+        var p = bytes(hex: primeHex)
+        p[127] = UInt8(Int(p[127]) + delta)  // the prime ends in 0xff
+        return p
+    }
+
+    /// 2 and p − 2 are the smallest and largest keys a server may send.
+    @Test func theEdgesOfTheGroupAreAccepted() {
+        #expect(SessionKeyExchange().sessionKey(serverPublicKey: [0x02]) != nil)
+        #expect(SessionKeyExchange().sessionKey(serverPublicKey: Self.primePlus(-2)) != nil)
+    }
+
     @Test(arguments: [
         ("empty", [UInt8]()),
         ("0", [0x00]),
         ("1", [0x01]),
-        ("p − 1", ModP1024Tests.primePlus(-1)),
-        ("p", ModP1024Tests.primePlus(0)),
+        ("p − 1", Self.primePlus(-1)),
+        ("p", Self.primePlus(0)),
         ("above p", [UInt8](repeating: 0xff, count: 128)),
-        ("129 bytes", [0x01] + ModP1024Tests.primePlus(-2)),
+        ("129 bytes", [0x01] + Self.primePlus(-2)),
     ])
     func invalidServerKeysAreRefused(_ what: String, key: [UInt8]) {
         #expect(SessionKeyExchange().sessionKey(serverPublicKey: key) == nil, "\(what)")

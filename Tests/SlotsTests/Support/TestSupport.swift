@@ -114,7 +114,7 @@ extension SlotError {
         case .foreignMachine(let path), .wrongSlot(let path, _), .tampered(let path, _),
              .unsafePermissions(let path, _), .io(let path, _, _):
             return path
-        case .empty, .badSecretSize, .serviceUnavailable, .locked:
+        case .empty, .badSecretSize, .serviceUnavailable, .locked, .promptUnanswered:
             return nil
         }
     }

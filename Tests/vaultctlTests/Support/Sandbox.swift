@@ -126,11 +126,16 @@ final class Sandbox {
     /// Runs `secret-tool ARGS` on this sandbox's bus.
     func secretTool(_ args: [String], stdin: Stdin = .null,
                     sourceLocation: SourceLocation = #_sourceLocation) -> ProcessResult {
+        ProcessRunner.run(Paths.tool("secret-tool"), args, environment: secretToolEnvironment, stdin: stdin,
+                          sourceLocation: sourceLocation)
+    }
+
+    /// The environment of another Secret Service client in this sandbox (secret-tool, a script).
+    var secretToolEnvironment: [String: String] {
         var env = Fixtures.baseEnvironment
         env["HOME"] = home
         env["DBUS_SESSION_BUS_ADDRESS"] = busAddress
-        return ProcessRunner.run(Paths.tool("secret-tool"), args, environment: env, stdin: stdin,
-                                 sourceLocation: sourceLocation)
+        return env
     }
 
     /// `secret-tool lookup xdg:schema org.vaultctl.Slot slot NAME`.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import Synchronization
 import Testing
 
@@ -9,7 +10,8 @@ struct SetupError: Error, CustomStringConvertible {
     let description: String
 }
 
-/// A private D-Bus session bus started by `scripts/secret-service.sh`, with or without gnome-keyring on it.
+/// A private D-Bus session bus started by `scripts/secret-service.sh`, with gnome-keyring, a scripted
+/// provider, or nothing on it.
 ///
 /// Stop it with `stop()` (tests use `defer`); `deinit` stops it too, and the suite's guard process stops any
 /// instance still running when the test process dies. `Sendable`: its only mutable state is behind a `Mutex`.
@@ -21,6 +23,25 @@ final class SecretServiceInstance: Sendable {
         case noDefault = "no-default"
         /// A bus with no Secret Service provider at all.
         case busOnly = "bus-only"
+        /// `scripts/fake-secret-service.py` instead of gnome-keyring: a real service object on the bus that
+        /// answers as its scenario says (see the script for each one).
+        case scriptedProvider = "scripted:provider"
+        case scriptedPlainOnly = "scripted:plain-only"
+        case scriptedBadKey = "scripted:bad-key"
+        case scriptedErrorReply = "scripted:error-reply"
+        case scriptedLockedEmpty = "scripted:locked-empty"
+        case scriptedLockIgnored = "scripted:lock-ignored"
+        case scriptedLockListed = "scripted:lock-listed"
+        case scriptedSilentAfterAlias = "scripted:silent-after-alias"
+        case scriptedPromptCreate = "scripted:prompt-create"
+        case scriptedPromptSilent = "scripted:prompt-silent"
+        case scriptedPromptDismissed = "scripted:prompt-dismissed"
+        case scriptedItemLocked = "scripted:item-locked"
+        case scriptedItemLockedAllow = "scripted:item-locked-allow"
+        /// KeePassXC headless on a new database, access confirmation off (collection 'vaultctl test').
+        case keepassxc
+        /// The same with KeePassXC's default: every read of an item needs the person's confirmation.
+        case keepassxcConfirm = "keepassxc-confirm"
     }
 
     let kind: Kind
@@ -43,7 +64,7 @@ final class SecretServiceInstance: Sendable {
     static func start(_ kind: Kind) throws -> SecretServiceInstance {
         let folder = try Fixtures.makeFolder("kr")
         var args = ["start", folder, kind.rawValue]
-        if kind == .unlocked { args.append(keyringPassword) }
+        if kind == .unlocked || kind == .keepassxc || kind == .keepassxcConfirm { args.append(keyringPassword) }
         let result = ProcessRunner.run(Paths.secretServiceScript, args, environment: Fixtures.baseEnvironment)
         guard result.status == 0 else {
             _ = ProcessRunner.run(Paths.secretServiceScript, ["stop", folder], environment: Fixtures.baseEnvironment)
@@ -67,6 +88,11 @@ final class SecretServiceInstance: Sendable {
     }
 
     deinit { stop() }
+
+    /// What the scripted provider said it did ("prompted", "dismissed", …), one event a line.
+    var providerEvents: [String] {
+        ((try? String(contentsOfFile: "\(folder)/keyring.log", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
 
     /// Environment for a client of this bus (secret-tool, gdbus).
     var clientEnvironment: [String: String] {

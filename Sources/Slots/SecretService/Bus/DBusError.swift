@@ -2,9 +2,11 @@
 enum DBusError: Error, Equatable, Sendable {
     /// No session bus address to connect to.
     case noAddress
-    /// No address could be connected to (the last reason).
+    /// The address could not be understood (`fromEnvironment`: it came from `DBUS_SESSION_BUS_ADDRESS`).
+    case badAddress(Bool)
+    /// No address could be connected to (the reason).
     case cannotConnect(String)
-    /// The bus refused our credentials.
+    /// The bus refused our credentials, or hung up before it accepted us.
     case authenticationRejected
     /// Nothing came back before the deadline.
     case timedOut

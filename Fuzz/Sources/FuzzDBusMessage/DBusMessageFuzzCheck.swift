@@ -1,1 +1,0 @@
-../../../Tests/SlotsTests/Fuzz/DBusMessageFuzzCheck.swift

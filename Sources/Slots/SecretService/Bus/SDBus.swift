@@ -1,0 +1,331 @@
+import CSystemd
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A connection to the session bus through sd-bus (systemd's D-Bus library), the one place vaultctl calls
+/// it: connecting, sending method calls and reading their replies as `DBusValue`s.
+///
+/// sd-bus does the protocol (authentication, `Hello`, marshalling, framing, validation of what peers send);
+/// this file only moves values in and out of its messages. Nothing here waits without a deadline: calls are
+/// sent with `sd_bus_call_async` (pipelined, so N independent calls cost one round trip) and their replies
+/// gathered with `sd_bus_process` and `sd_bus_wait` for the time the caller has left, so a bus that accepts
+/// and never answers is `timedOut`, not a hang. It never allows interactive authorization (sd-bus's default).
+/// Not `Sendable`: one thread uses it at a time (the Secret Service slot holds it under a mutex).
+final class BusConnection {
+    private let bus: OpaquePointer
+    /// Whether the bus has accepted us (authentication and `Hello` done) at some point.
+    private var registered = false
+
+    private init(bus: OpaquePointer) {
+        self.bus = bus
+    }
+
+    deinit { sd_bus_close_unref(bus) }
+
+    /// Connects to the session bus: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`
+    /// (`SessionBusAddress`). Authentication and `Hello` go out at once and are answered while the first
+    /// calls wait. The corresponding C functions are `sd_bus_new`, `sd_bus_set_address`,
+    /// `sd_bus_set_bus_client` and `sd_bus_start`.
+    static func open(deadline: Deadline) throws(DBusError) -> BusConnection {
+        guard let address = SessionBusAddress.current() else { throw .noAddress }
+        while true {
+            var made: OpaquePointer?
+            var rc = sd_bus_new(&made)
+            guard rc >= 0, let bus = made else { throw .cannotConnect(errorText(rc)) }
+            rc = sd_bus_set_address(bus, address.text)
+            if rc >= 0 { rc = sd_bus_set_bus_client(bus, 1) }
+            if rc >= 0 { rc = sd_bus_start(bus) }
+            if rc >= 0 { return BusConnection(bus: bus) }
+            sd_bus_close_unref(bus)
+            // On a Unix socket, EAGAIN means the listener's backlog is full: try again until the deadline.
+            if rc == -EAGAIN && deadline.remainingMilliseconds > 0 {
+                usleep(1000)
+                continue
+            }
+            if rc == -EINVAL { throw .badAddress(address.fromEnvironment) }
+            throw .cannotConnect("could not connect to \(address.shown): \(errorText(rc))")
+        }
+    }
+
+    /// Sends every call without waiting (at most `window` unanswered at once, below dbus-daemon's limit of
+    /// pending replies per connection) and gathers the replies. A failure of the connection throws; an error
+    /// reply is that call's `.failure(.remote)`.
+    func callAll(_ calls: [BusCall], destination: String, window: Int = 64,
+                 deadline: Deadline) throws(DBusError) -> [Result<[DBusValue], DBusError>] {
+        guard !calls.isEmpty else { return [] }
+        let pending = PendingReplies(count: calls.count)
+        var slots: [OpaquePointer?] = []
+        slots.reserveCapacity(calls.count)
+        defer {
+            // A slot released before its reply came cancels the call: no callback writes into `pending` later.
+            for slot in slots { sd_bus_slot_unref(slot) }
+            withExtendedLifetime(pending) {}
+        }
+        var next = 0
+        while pending.answered < calls.count {
+            while next < calls.count && next - pending.answered < window {
+                slots.append(try send(calls[next], destination: destination, reply: pending.entry(next), deadline: deadline))
+                next += 1
+            }
+            let rc = sd_bus_process(bus, nil)
+            if !registered && sd_bus_is_ready(bus) > 0 { registered = true }
+            if rc > 0 { continue }
+            if rc < 0 { throw failure(rc) }
+            let left = deadline.remainingMicroseconds
+            if left == 0 { throw .timedOut }
+            let waited = sd_bus_wait(bus, left)
+            if waited < 0 && waited != -EINTR { throw failure(waited) }
+        }
+        do {
+            return try (0..<calls.count).map { (i) throws(DBusError) -> Result<[DBusValue], DBusError> in
+                try reply(pending.entry(i).pointee.message!)
+            }
+        } catch {
+            throw error == .disconnected && !registered ? .authenticationRejected : error
+        }
+    }
+
+    /// What a negative return of sd-bus means for the connection. A bus that hangs up before it accepted us
+    /// refused us: a bus that does not take our credentials (another user's, say) closes the connection
+    /// right after authentication, before answering `Hello`.
+    private func failure(_ rc: Int32) -> DBusError {
+        let error = Self.connectionError(rc)
+        return error == .disconnected && !registered ? .authenticationRejected : error
+    }
+
+    /// Builds one call and hands it to sd-bus with a callback that keeps its reply in `reply`.
+    private func send(_ call: BusCall, destination: String, reply: UnsafeMutablePointer<PendingReplies.Entry>,
+                      deadline: Deadline) throws(DBusError) -> OpaquePointer? {
+        var made: OpaquePointer?
+        var rc = sd_bus_message_new_method_call(bus, &made, destination, call.path, call.interface, call.member)
+        guard rc >= 0, let m = made else { throw failure(rc) }
+        defer { sd_bus_message_unref(m) }
+        for argument in call.arguments {
+            rc = Self.append(m, argument)
+            guard rc >= 0 else { throw .protocolError("vaultctl could not build its \(call.member) call (\(errorText(rc)))") }
+        }
+        var slot: OpaquePointer?
+        rc = sd_bus_call_async(bus, &slot, m, PendingReplies.keep, reply, max(deadline.remainingMicroseconds, 1))
+        guard rc >= 0 else { throw failure(rc) }
+        return slot
+    }
+
+    /// Sends `call` (a prompt's `Prompt`) and waits, until `waitDeadline`, for the signal `member` of
+    /// `interface` that the object at `path` emits when it is done (the prompt's `Completed`); its values, or
+    /// nil when it did not come in time. The match goes to the bus before the call (`sd_bus_add_match_async`;
+    /// the bus handles one connection's messages in order), so the signal cannot slip past. The call itself
+    /// has `callDeadline`; an error reply to it is thrown as `.remote`.
+    func callAwaitingSignal(_ call: BusCall, destination: String, path: String, interface: String, member: String,
+                            callDeadline: Deadline, waitDeadline: Deadline) throws(DBusError) -> [DBusValue]? {
+        let signal = PendingReplies(count: 1)
+        var match: OpaquePointer?
+        let rule = "type='signal',interface='\(interface)',member='\(member)',path='\(path)'"
+        let rc = sd_bus_add_match_async(bus, &match, rule, PendingReplies.keep, nil, signal.entry(0))
+        guard rc >= 0 else { throw failure(rc) }
+        defer {
+            sd_bus_slot_unref(match)
+            withExtendedLifetime(signal) {}
+        }
+        if case .failure(let error) = try callAll([call], destination: destination, deadline: callDeadline)[0] {
+            throw error
+        }
+        while signal.answered == 0 {
+            let processed = sd_bus_process(bus, nil)
+            if processed > 0 { continue }
+            if processed < 0 { throw failure(processed) }
+            let left = waitDeadline.remainingMicroseconds
+            if left == 0 { return nil }
+            let waited = sd_bus_wait(bus, left)
+            if waited < 0 && waited != -EINTR { throw failure(waited) }
+        }
+        return Self.readAll(signal.entry(0).pointee.message!)
+    }
+
+    /// A reply as values, or its error. sd-bus answers a call whose reply did not come in time, or whose
+    /// connection closed, with a `NoReply` error of its own: that is the connection's failure, not the peer's.
+    private func reply(_ m: OpaquePointer) throws(DBusError) -> Result<[DBusValue], DBusError> {
+        if sd_bus_message_is_method_error(m, nil) > 0 {
+            let error = sd_bus_message_get_error(m)
+            let name = error?.pointee.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
+            let message = error?.pointee.message.map { String(cString: $0) } ?? name
+            if name == "org.freedesktop.DBus.Error.NoReply" {
+                throw sd_bus_is_open(bus) > 0 ? .timedOut : .disconnected
+            }
+            return .failure(.remote(name: name, message: message))
+        }
+        guard let values = Self.readAll(m) else {
+            return .failure(.protocolError("the provider sent an answer this client cannot read"))
+        }
+        return .success(values)
+    }
+
+    /// What a negative return of sd-bus means for the connection.
+    private static func connectionError(_ rc: Int32) -> DBusError {
+        switch -rc {
+        case EPERM, EACCES: return .authenticationRejected
+        case ECONNRESET, ENOTCONN, EPIPE, ESHUTDOWN, ECONNABORTED: return .disconnected
+        case ETIMEDOUT: return .timedOut
+        case EBADMSG: return .protocolError("the bus sent a message sd-bus refused as invalid")
+        default: return .protocolError("the bus connection failed (\(errorText(rc)))")
+        }
+    }
+
+    // MARK: - Values into messages
+
+    private static func code(_ c: Unicode.Scalar) -> CChar { CChar(bitPattern: UInt8(c.value)) }
+
+    private static func basic<T: BitwiseCopyable>(_ m: OpaquePointer, _ type: Unicode.Scalar, _ value: T) -> Int32 {
+        var v = value
+        return sd_bus_message_append_basic(m, code(type), &v)
+    }
+
+    /// Appends one value. The corresponding C functions are `sd_bus_message_append_basic`,
+    /// `sd_bus_message_append_array` and `sd_bus_message_open_container`/`close_container`.
+    private static func append(_ m: OpaquePointer, _ value: DBusValue) -> Int32 {
+        switch value {
+        case .byte(let v): return basic(m, "y", v)
+        case .boolean(let v): return basic(m, "b", Int32(v ? 1 : 0))
+        case .int16(let v): return basic(m, "n", v)
+        case .uint16(let v): return basic(m, "q", v)
+        case .int32(let v): return basic(m, "i", v)
+        case .uint32(let v): return basic(m, "u", v)
+        case .int64(let v): return basic(m, "x", v)
+        case .uint64(let v): return basic(m, "t", v)
+        case .double(let v): return basic(m, "d", v)
+        case .string(let s): return s.withCString { sd_bus_message_append_basic(m, code("s"), $0) }
+        case .objectPath(let s): return s.withCString { sd_bus_message_append_basic(m, code("o"), $0) }
+        case .signature(let s): return s.withCString { sd_bus_message_append_basic(m, code("g"), $0) }
+        case .bytes(let b):
+            let bytes = b.isEmpty ? [0] : b  // sd-bus wants a pointer even for no bytes
+            return bytes.withUnsafeBytes { sd_bus_message_append_array(m, code("y"), $0.baseAddress, b.count) }
+        case .array(let element, let items):
+            return container(m, "a", element) { items.lazy.map { append(m, $0) }.first { $0 < 0 } ?? 0 }
+        case .structure(let fields):
+            return container(m, "r", fields.map(\.signature).joined()) { fields.lazy.map { append(m, $0) }.first { $0 < 0 } ?? 0 }
+        case .dictEntry(let k, let v):
+            return container(m, "e", k.signature + v.signature) {
+                let rc = append(m, k)
+                return rc < 0 ? rc : append(m, v)
+            }
+        case .variant(let inner):
+            return container(m, "v", inner.signature) { append(m, inner) }
+        }
+    }
+
+    private static func container(_ m: OpaquePointer, _ type: Unicode.Scalar, _ contents: String, _ body: () -> Int32) -> Int32 {
+        var rc = sd_bus_message_open_container(m, code(type), contents)
+        if rc >= 0 { rc = body() }
+        return rc < 0 ? rc : sd_bus_message_close_container(m)
+    }
+
+    // MARK: - Values out of messages
+
+    /// Every value of a reply, by its signature; nil when one cannot be read.
+    private static func readAll(_ m: OpaquePointer) -> [DBusValue]? {
+        var out: [DBusValue] = []
+        while true {
+            var type: CChar = 0
+            var contents: UnsafePointer<CChar>?
+            let rc = sd_bus_message_peek_type(m, &type, &contents)
+            if rc == 0 { return out }  // the end of the message, or of the container entered
+            guard rc > 0, let value = read(m, type, contents) else { return nil }
+            out.append(value)
+        }
+    }
+
+    private static func readBasic<T: BitwiseCopyable>(_ m: OpaquePointer, _ type: CChar, _ zero: T) -> T? {
+        var v = zero
+        return sd_bus_message_read_basic(m, type, &v) > 0 ? v : nil
+    }
+
+    private static func readText(_ m: OpaquePointer, _ type: CChar) -> String? {
+        var p: UnsafePointer<CChar>?
+        guard sd_bus_message_read_basic(m, type, &p) > 0, let p else { return nil }
+        return String(cString: p)  // sd-bus checked it is valid UTF-8 without NUL
+    }
+
+    /// One value whose type `sd_bus_message_peek_type` gave. The corresponding C functions are
+    /// `sd_bus_message_read_basic`, `sd_bus_message_read_array` and `sd_bus_message_enter_container`.
+    private static func read(_ m: OpaquePointer, _ type: CChar, _ contents: UnsafePointer<CChar>?) -> DBusValue? {
+        switch Unicode.Scalar(UInt8(bitPattern: type)) {
+        case "y": return readBasic(m, type, UInt8(0)).map(DBusValue.byte)
+        case "b": return readBasic(m, type, Int32(0)).map { .boolean($0 != 0) }
+        case "n": return readBasic(m, type, Int16(0)).map(DBusValue.int16)
+        case "q": return readBasic(m, type, UInt16(0)).map(DBusValue.uint16)
+        case "i": return readBasic(m, type, Int32(0)).map(DBusValue.int32)
+        case "u": return readBasic(m, type, UInt32(0)).map(DBusValue.uint32)
+        case "x": return readBasic(m, type, Int64(0)).map(DBusValue.int64)
+        case "t": return readBasic(m, type, UInt64(0)).map(DBusValue.uint64)
+        case "d": return readBasic(m, type, Double(0)).map(DBusValue.double)
+        case "s": return readText(m, type).map(DBusValue.string)
+        case "o": return readText(m, type).map(DBusValue.objectPath)
+        case "g": return readText(m, type).map(DBusValue.signature)
+        case "a":
+            guard let contents else { return nil }
+            let element = String(cString: contents)
+            if element == "y" {
+                var p: UnsafeRawPointer?
+                var size = 0
+                guard sd_bus_message_read_array(m, code("y"), &p, &size) >= 0 else { return nil }
+                return .bytes(size == 0 ? [] : Array(UnsafeRawBufferPointer(start: p, count: size)))
+            }
+            return inside(m, type, contents) { .array(element: element, $0) }
+        case "r": return inside(m, type, contents) { .structure($0) }
+        case "e": return inside(m, type, contents) { $0.count == 2 ? .dictEntry($0[0], $0[1]) : nil }
+        case "v": return inside(m, type, contents) { $0.count == 1 ? .variant($0[0]) : nil }
+        default: return nil  // file descriptors: nothing the Secret Service sends vaultctl
+        }
+    }
+
+    private static func inside(_ m: OpaquePointer, _ type: CChar, _ contents: UnsafePointer<CChar>?,
+                               _ make: ([DBusValue]) -> DBusValue?) -> DBusValue? {
+        guard sd_bus_message_enter_container(m, type, contents) > 0 else { return nil }
+        guard let values = readAll(m), sd_bus_message_exit_container(m) > 0 else { return nil }
+        return make(values)
+    }
+}
+
+/// The replies `callAll` waits for: one entry per call, filled by sd-bus's callback, and how many are in.
+/// Not `Sendable`: sd-bus calls back on the thread that runs `sd_bus_process`, the caller's.
+private final class PendingReplies {
+    struct Entry {
+        var message: OpaquePointer?
+        var answered: UnsafeMutablePointer<Int>
+    }
+
+    private let entries: UnsafeMutablePointer<Entry>
+    private let counter: UnsafeMutablePointer<Int>
+    private let count: Int
+
+    init(count: Int) {
+        self.count = count
+        counter = .allocate(capacity: 1)
+        counter.initialize(to: 0)
+        entries = .allocate(capacity: count)
+        entries.initialize(repeating: Entry(message: nil, answered: counter), count: count)
+    }
+
+    deinit {
+        for i in 0..<count { if let m = entries[i].message { sd_bus_message_unref(m) } }
+        entries.deallocate()
+        counter.deallocate()
+    }
+
+    var answered: Int { counter.pointee }
+
+    /// sd-bus's callback for a reply or a signal: keeps the first message in the entry `userdata` points at.
+    static let keep: sd_bus_message_handler_t = { message, userdata, _ in
+        let entry = userdata!.assumingMemoryBound(to: Entry.self)
+        if entry.pointee.message == nil {
+            entry.pointee.message = sd_bus_message_ref(message)
+            entry.pointee.answered.pointee += 1
+        }
+        return 1
+    }
+
+    func entry(_ i: Int) -> UnsafeMutablePointer<Entry> { entries + i }
+}
+
+/// The words of a negative errno that sd-bus returned.
+private func errorText(_ rc: Int32) -> String { String(cString: strerror(-rc)) }
