@@ -61,8 +61,8 @@ demo: release
 	scripts/demo.sh "$(RELEASE_BIN)"
 
 # Benchmark (bench/run.py): the release binary (--static-swift-stdlib) against secret-tool, pass, age and
-# systemd-creds, on its own private Secret Service and pam_wrapper stack; prints the table and writes
-# docs/benchmarks.md. bench-smoke: tiny counts, writes nothing (CI). More options: BENCH_ARGS='--rounds 50'.
+# systemd-creds, on its own private Secret Service and pam_wrapper stack, and the JSON library probes
+# (bench/json-probes); prints the table and writes docs/benchmarks.md. bench-smoke: tiny counts, writes nothing (CI). More options: BENCH_ARGS='--rounds 50'.
 bench: release
 	bench/run.sh "$(RELEASE_BIN)" $(BENCH_ARGS)
 

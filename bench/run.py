@@ -14,7 +14,9 @@ the expected answer, then runs ROUNDS interleaved rounds (each round runs every 
 order, after one warm-up round that is not counted) and reports the median wall time of each command
 (time.perf_counter_ns around spawn + os.wait4) and its peak RSS (wait4's ru_maxrss, read by GNU time in a
 few separate untimed runs: see Runner). The markdown goes to stdout and, unless --smoke, to
-docs/benchmarks.md. Peers (pass, gnupg, age, GNU time) are installed with apt-get only when missing, as
+docs/benchmarks.md. After each size's rounds, the JSON probes (bench/json-probes: what a JSON library would
+cost a command instead of vaultctl's codec, issue 11) run in --json-rounds rounds of their own. Peers (pass,
+gnupg, age, GNU time; libjansson-dev and libjson-c-dev for the probes) are installed with apt-get only when missing, as
 root, outside smoke mode and without --no-install; systemd is never installed, and systemd-creds runs with
 a host key in the temporary folder (SYSTEMD_CREDENTIAL_SECRET), never the real one.
 
@@ -47,10 +49,16 @@ SCHEMA = "org.vaultctl.Slot"
 KEYRING_PASSWORD = "bench-keyring-password"
 PAM_PASSWORD = "bench-pam-password"
 PAM_LINE = f"{PAM_PASSWORD}\n".encode()
-PEER_PACKAGES = {"pass": ["pass", "gnupg"], "gpg": ["gnupg"], "age": ["age"], "time": ["time"]}
+PEER_PACKAGES = {"pass": ["pass", "gnupg"], "gpg": ["gnupg"], "age": ["age"], "time": ["time"],
+                 "jansson": ["libjansson-dev"], "json-c": ["libjson-c-dev"]}
 
 # Targets from the issue. Ratios are to `secret-tool lookup` in the same rounds unless `against` says otherwise.
 RSS_TARGET_MIB = 16.0
+# Issue 11, point 4: a JSON library replaces the codec when it costs at most this per command (median over the
+# floor probe) at every size measured.
+JSON_RULE_MS = 0.2
+# What keeps a library from replacing the codec whatever it costs.
+JSON_UNFIT = {"json-jsonc": "keeps the last of two equal keys, a \\u0000 in a string and 1e400 (as infinity) without a word"}
 
 
 class BenchError(Exception):
@@ -68,7 +76,7 @@ class Cmd:
     argv: list[str]
     env: dict[str, str]
     stdin: bytes | None = None
-    group: str = "vaultctl"       # vaultctl | peer | floor
+    group: str = "vaultctl"       # vaultctl | peer | floor | startup | json
     target: tuple[str, float] | None = None   # (against key, max ratio)
     # Under pam_wrapper, a process that ends without its exit handlers leaves /tmp/pam.X behind: expected
     # of dash (the askpass script), a bug in vaultctl.
@@ -318,6 +326,7 @@ class Bench:
         self.runner = Runner(w, self.time_bin)
         self.setup_peers()
         self.startup_probes = self.build_startup_probes()
+        self.json_probes = self.build_json_probes()
 
     # The issue asks which imports and linking a Swift command should start with; these programs answer it in
     # the same run: one line of output each, with Glibc alone, with FoundationEssentials or Foundation
@@ -354,6 +363,94 @@ class Bench:
             built.append((key, label, out))
         return built
 
+    # Issue 11, point 4: what a well-kept JSON parser would cost a command instead of vaultctl's own codec.
+    # Each probe is one program (bench/json-probes: main.swift plus one Probe*.swift) that reads the documents
+    # a gated read reads (the policy, the vault's own modes.json at this size, a rate-limit state), parses
+    # them with one library and looks up one slot's entry, as `ModeRecord.hint(for:)` does. All are built with
+    # the release build's flags, so the floor probe (files read, nothing parsed) leaves, subtracted, what
+    # loading the library and parsing cost: the library's price per command. (key, label, sources, flags,
+    # package a C library needs).
+    JSON_PROBE_FLAGS = ["-O", "-static-stdlib", "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors",
+                        "-Xclang-linker", "-static-libgcc"]
+    JSON_PROBES = [
+        ("json-floor", "JSON probe: files read, nothing parsed (floor)", ["ProbeFloor.swift"], [], None),
+        ("json-codec", "JSON probe: vaultctl's own codec (Sources/Vault/JSON)", ["ProbeCodec.swift", "@codec"], [], None),
+        ("json-jansson", "JSON probe: jansson, shared libjansson (JSON_REJECT_DUPLICATES)",
+         ["ProbeJansson.swift", "@value"], ["-I", "@probes/CJansson", "-ljansson"], "jansson"),
+        ("json-jansson-static", "JSON probe: jansson, static libjansson.a",
+         ["ProbeJansson.swift", "@value"], ["-I", "@probes/CJansson", "-Xlinker", "@libdir/libjansson.a"], "jansson"),
+        ("json-jsonc", "JSON probe: json-c, shared libjson-c (keeps duplicate keys: information only)",
+         ["ProbeJSONC.swift", "@value"], ["-I", "@probes/CJSONC", "-ljson-c"], "json-c"),
+        ("json-fe", "JSON probe: FoundationEssentials JSONDecoder, static", ["ProbeFoundationEssentials.swift"], [], None),
+    ]
+    JSON_PROBE_HEADERS = {"jansson": "/usr/include/jansson.h", "json-c": "/usr/include/json-c/json.h"}
+
+    def build_json_probes(self) -> list[tuple[str, str, str]]:
+        """(key, label, binary) of each JSON probe that built; none in smoke mode or without swiftc."""
+        swiftc = shutil.which("swiftc")
+        if self.args.smoke or self.args.no_json_probes or not swiftc:
+            if not self.args.smoke and not self.args.no_json_probes:
+                self.notes.append("JSON probes not built: no swiftc on PATH")
+            return []
+        src = f"{ROOT}/bench/json-probes"
+        d = f"{self.work}/json-probes"
+        os.makedirs(f"{d}/codec", mode=0o700)
+        # The codec as it is in this checkout, with the two Slots helpers it uses, compiled into one module.
+        codec = []
+        for name in sorted(os.listdir(f"{ROOT}/Sources/Vault/JSON")) + ["UTF8Validation.swift", "TypedUnsafeBytes.swift"]:
+            origin = f"{ROOT}/Sources/Vault/JSON/{name}" if name.startswith("JSON") else f"{ROOT}/Sources/Slots/System/{name}"
+            with open(origin) as f:
+                text = "".join(l for l in f if l.strip() != "import Slots")
+            with open(f"{d}/codec/{name}", "w") as f:
+                f.write(text)
+            codec.append(f"{d}/codec/{name}")
+        # libstdc++ linked statically, as `make release` does (its STATIC_CXX linker script).
+        flags = list(self.JSON_PROBE_FLAGS)
+        cxx = next((a for cc in ("cc", "gcc", "clang") if shutil.which(cc)
+                    for a in [subprocess.run([cc, "-print-file-name=libstdc++.a"], stdout=subprocess.PIPE,
+                                             stderr=subprocess.DEVNULL).stdout.decode().strip()] if os.path.isfile(a)), None)
+        if cxx:
+            os.makedirs(f"{d}/static-cxx")
+            with open(f"{d}/static-cxx/libstdc++.so", "w") as f:
+                f.write(f"INPUT({cxx})\n")
+            flags += ["-L", f"{d}/static-cxx"]
+        libdir = subprocess.run(["pkg-config", "--variable=libdir", "jansson"], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL).stdout.decode().strip() if shutil.which("pkg-config") else ""
+        # The documents: the policy vaultctl ships, and a rate limit as a gated read leaves it with two
+        # failures on record and one attempt in progress. modes.json is copied from the vault at each size.
+        shutil.copy(f"{ROOT}/policy/default.json", f"{d}/policy.json")
+        now = time.time()
+        with open(f"{d}/ratelimit.json", "w") as f:
+            f.write('{"failures":[%r,%r],"pending":[{"pid":4242,"time":%r}],"version":1}' % (now - 120.25, now - 60.5, now))
+        self.json_probe_dir = d
+        built = []
+        for key, label, files, extra, library in self.JSON_PROBES:
+            if library and not self.maybe_install(library, self.JSON_PROBE_HEADERS[library]):
+                self.notes.append(f"JSON probe {key} not built: {PEER_PACKAGES[library][0]} is missing")
+                continue
+            sources = [f"{src}/main.swift"]
+            for name in files:
+                sources += codec if name == "@codec" else [f"{d}/codec/JSONValue.swift"] if name == "@value" else [f"{src}/{name}"]
+            args = [a.replace("@probes", src).replace("@libdir", libdir or "/usr/lib") for a in extra]
+            out = f"{d}/{key}"
+            log(f"building JSON probe {key}")
+            p = subprocess.run([swiftc, *flags, *sources, *args, "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            if p.returncode != 0:
+                self.notes.append(f"JSON probe {key} did not build: {p.stderr.decode(errors='replace').strip()[-300:]}")
+                continue
+            built.append((key, label, out))
+        return built
+
+    def json_probe_commands(self, size: int) -> list[Cmd]:
+        """The JSON probes on this size's modes.json (a copy of the vault's), finding `sync-0000`."""
+        if not self.json_probes:
+            return []
+        d = self.json_probe_dir
+        modes = f"{d}/modes-{size}.json"
+        shutil.copy(f"{self.work}/config/vaultctl/modes.json", modes)
+        argv = [f"{d}/policy.json", modes, f"{d}/ratelimit.json", "sync-0000", "sync"]
+        return [Cmd(key, label, [binary, *argv], self.env, group="json") for key, label, binary in self.json_probes]
+
     def secret_service_script(self) -> str:
         """scripts/secret-service.sh, with a session bus's reply limit when it does not set one itself.
 
@@ -384,7 +481,13 @@ class Bench:
         return copy
 
     def maybe_install(self, tool: str, path: str | None = None) -> bool:
-        if (os.access(path, os.X_OK) if path else shutil.which(tool)):
+        """Whether `tool` (or the file at `path`: an executable, or a header of a -dev package) is there,
+        installing its PEER_PACKAGES when it is missing and that is allowed."""
+        def present() -> bool:
+            if not path:
+                return bool(shutil.which(tool))
+            return os.path.exists(path) if path.endswith(".h") else os.access(path, os.X_OK)
+        if present():
             return True
         if self.args.smoke or self.args.no_install or os.geteuid() != 0 or not shutil.which("apt-get"):
             return False
@@ -397,7 +500,7 @@ class Bench:
             self.notes.append(f"apt-get install {' '.join(pkgs)} failed: {p.stderr.decode(errors='replace').strip()[:200]}")
             return False
         self.installed += pkgs
-        return bool(os.access(path, os.X_OK) if path else shutil.which(tool))
+        return present()
 
     def setup_peers(self) -> None:
         w = self.work
@@ -596,6 +699,31 @@ class Bench:
                 for c in cmds:
                     runner.check_rss(c)
         self.verify(by_key, size)  # still the same answers after the rounds
+        return cmds + self.measure_json(size)
+
+    def measure_json(self, size: int) -> list[Cmd]:
+        """The JSON probes in rounds of their own, many more than the commands' (each run is ~2 ms, and
+        a difference of a tenth of a millisecond is asked about): every round runs each probe once, in a
+        shuffled order, so the report can take each probe's difference to the floor within a round."""
+        cmds = self.json_probe_commands(size)
+        for c in cmds:
+            rc, out, err = capture(c)
+            if rc != 0 or out.strip() != b"ok":
+                raise BenchError(f"{c.label}: expected ok (every document parsed, sync-0000's mode found), "
+                                 f"got exit {rc}, stdout {out[:200]!r}, stderr {err[-600:]!r}")
+        rng = random.Random(self.args.seed + size + 1)
+        t0 = time.monotonic()
+        total = self.args.json_rounds + self.args.warmup
+        for r in range(total):
+            order = cmds[:]
+            rng.shuffle(order)
+            for c in order:
+                self.runner.check(c)
+            if r < self.args.warmup:
+                for c in cmds:
+                    c.times.clear()
+        if cmds:
+            log(f"size {size}: {self.args.json_rounds} rounds of the JSON probes ({time.monotonic() - t0:.0f} s)")
         return cmds
 
     # ---- clean-up -----------------------------------------------------------------------------------
@@ -718,7 +846,7 @@ def report(b: Bench, results: dict[int, list[Cmd]], started: float, elapsed: flo
         rows = ["", f"### {size} slots per backend ({size} device + {size} sync items)", "",
                 "| command | median ms | middle half ms | ratio to `secret-tool lookup` | peak RSS MiB | target |",
                 "| --- | ---: | ---: | ---: | ---: | --- |"]
-        order = {"vaultctl": 0, "floor": 1, "startup": 2, "peer": 3}
+        order = {"vaultctl": 0, "floor": 1, "startup": 2, "json": 3, "peer": 4}
         for c in sorted(cmds, key=lambda c: order[c.group]):
             cell, res = target_cell(c, by_key, size, sizes)
             for what, ok, measured in res:
@@ -774,6 +902,7 @@ def report(b: Bench, results: dict[int, list[Cmd]], started: float, elapsed: flo
         out += ["", "The same gated reads with the password as a line on standard input (`--password-stdin`), judged "
                 "by the same targets (information, not the target rows): " + "; ".join(via) + "."]
     out += tables
+    out += json_section(results)
     out += ["", "## Notes", ""]
     out += [
         "- Wall time is `time.perf_counter_ns()` around spawning the command from Python and `os.wait4` on it, "
@@ -829,6 +958,77 @@ def report(b: Bench, results: dict[int, list[Cmd]], started: float, elapsed: flo
     return "\n".join(out) + "\n", summary
 
 
+def paired_median_ms(c: Cmd, base: Cmd) -> float:
+    """The median of c's time minus base's in the same round (both ran once in every round): steadier than
+    the difference of the two medians on a machine whose load drifts."""
+    return statistics.median(a - b for a, b in zip(c.times, base.times)) / 1e6
+
+
+def json_section(results: dict[int, list[Cmd]]) -> list[str]:
+    """What each JSON library costs per command at each size (issue 11, point 4), and which one the rule lets in."""
+    sizes = [n for n in sorted(results) if any(c.key == "json-floor" for c in results[n])]
+    if not sizes:
+        return []
+    out = ["", "## JSON: what a library would cost per command", "",
+           "Each probe is one small program built in this run with the release build's flags "
+           "(`bench/json-probes/`): it reads the documents a gated read reads — the policy vaultctl ships, the "
+           "vault's own `modes.json` at that size (a copy), a rate-limit state with two failures and one attempt "
+           "in progress — parses them with one library and finds one slot's mode, as `ModeRecord.hint(for:)` "
+           "does. The C libraries' trees are converted to vaultctl's `JSONValue`, where the document rules "
+           "would run in Swift (the mode record: only the entry looked up); FoundationEssentials decodes "
+           "`Decodable` structs without the unknown-key rule, so its figure is a lower bound. The probes run in "
+           "rounds of their own after the commands' (`--json-rounds`, each probe once per round, shuffled). "
+           "\"Per command\" is the median over the rounds of the probe's time minus the floor probe's in the "
+           "same round (the floor reads the same files and parses nothing), so it holds loading the library "
+           "(a shared library's relocations and constructors, FoundationEssentials' static initialisers) and "
+           "parsing; \"more than the codec\" is the same against the codec's probe. The rule (issue 11): a "
+           f"library qualifies at ≤ {JSON_RULE_MS:g} ms per command at every size.", "",
+           "| probe | " + " | ".join(f"median ms at {n}" for n in sizes) + " | "
+           + " | ".join(f"per command ms at {n}" for n in sizes) + " | "
+           + " | ".join(f"more than the codec, ms at {n}" for n in sizes) + " | rule |",
+           "| --- |" + " ---: |" * (3 * len(sizes)) + " --- |"]
+    keys = [c.key for c in results[sizes[0]] if c.group == "json"]
+    fit = []
+    for key in keys:
+        rows = [{c.key: c for c in results[n]} for n in sizes]
+        if not all(key in r for r in rows):
+            continue
+        med = [median_ms(r[key]) for r in rows]
+        cost = [paired_median_ms(r[key], r["json-floor"]) for r in rows]
+        extra = [paired_median_ms(r[key], r["json-codec"]) if "json-codec" in r else float("nan") for r in rows]
+        if key == "json-floor":
+            verdict = "(the floor)"
+        elif key == "json-codec":
+            verdict = "(today's codec)"
+        elif key in JSON_UNFIT:
+            verdict = f"unfit: {JSON_UNFIT[key]}"
+        else:
+            ok = all(x <= JSON_RULE_MS for x in cost)
+            verdict = "✓ qualifies" if ok else "✗ over " + ", ".join(str(n) for n, x in zip(sizes, cost) if x > JSON_RULE_MS)
+            if ok:
+                fit.append(rows[0][key].label.removeprefix("JSON probe: "))
+        out.append(f"| {rows[0][key].label.removeprefix('JSON probe: ')} | " + " | ".join(f"{x:.2f}" for x in med) + " | "
+                   + " | ".join("—" if key == "json-floor" else f"{x:+.2f}" for x in cost) + " | "
+                   + " | ".join("—" if key in ("json-floor", "json-codec") else f"{x:+.2f}" for x in extra)
+                   + f" | {verdict} |")
+    out += ["", "Qualifies by the rule: " + ("; ".join(fit) if fit else "none, so the codec stays") + ".",
+            "", f"Versions: {json_versions()}."]
+    return out
+
+
+def json_versions() -> str:
+    """The probes' libraries and compiler, as pkg-config and swiftc report them."""
+    parts = []
+    for name, module in (("jansson", "jansson"), ("json-c", "json-c")):
+        p = subprocess.run(["pkg-config", "--modversion", module], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL) if shutil.which("pkg-config") else None
+        parts.append(f"{name} {p.stdout.decode().strip() if p and p.returncode == 0 else '?'}")
+    p = subprocess.run(["swiftc", "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT) if shutil.which("swiftc") else None
+    first = p.stdout.decode(errors="replace").splitlines()[0] if p and p.stdout else "?"
+    parts.append(first.split(" (")[0] + " (FoundationEssentials from its toolchain)")
+    return ", ".join(parts)
+
+
 def shared_libraries(binary: str) -> list[str]:
     """The NEEDED entries of an ELF file (readelf -d), so a library creeping back into the start-up shows."""
     if not shutil.which("readelf"):
@@ -858,14 +1058,16 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--no-install", action="store_true", help="never apt-get install a missing peer")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--no-startup", action="store_true", help="do not build and time the Swift start-up probes")
+    ap.add_argument("--no-json-probes", action="store_true", help="do not build and time the JSON library probes")
+    ap.add_argument("--json-rounds", type=int, default=300, help="rounds of the JSON probes per size (default 300)")
     args = ap.parse_args(argv)
     if args.rounds is None:
         args.rounds = 3 if args.smoke else 30
     if args.rss_runs is None:
         args.rss_runs = 1 if args.smoke else 3
     sizes = [int(s) for s in (args.sizes or ("10" if args.smoke else "10,100,1000")).split(",")]
-    if args.rounds < 1 or any(s < 3 for s in sizes):
-        ap.error("--rounds must be ≥ 1 and every size ≥ 3")
+    if args.rounds < 1 or args.json_rounds < 1 or any(s < 3 for s in sizes):
+        ap.error("--rounds and --json-rounds must be ≥ 1 and every size ≥ 3")
     if args.out is None and not args.smoke:
         args.out = os.path.join(ROOT, "docs", "benchmarks.md")
 
