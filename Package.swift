@@ -13,7 +13,9 @@ let package = Package(
                        providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CPAM", pkgConfig: "pam",
                        providers: [.apt(["libpam0g-dev"])]),
-        .target(name: "Slots", dependencies: ["CSodium"]),
+        .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys",  // tpm2-tss; the device key sealed by the TPM
+                       providers: [.apt(["libtss2-dev"])]),
+        .target(name: "Slots", dependencies: ["CSodium", "CTSS2"]),
         .systemLibrary(name: "CSystem"),  // prctl(2), which Glibc's module does not export
         .target(name: "Vault", dependencies: ["Slots", "CPAM", "CSystem"]),
         .executableTarget(name: "vaultctl", dependencies: ["Vault", "Slots"]),

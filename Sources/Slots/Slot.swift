@@ -25,10 +25,15 @@ public protocol Slot: Sendable {
     func names() throws(SlotError) -> [SlotName]
     /// Where a held value is, in words a person recognizes; see the default below.
     func place(of name: SlotName) -> String?
+    /// What binds a held value's key to this machine (the device slot: `tpm2` or `machine-id`); nil for
+    /// backends without such a key, or when the slot holds no value.
+    func binding(of name: SlotName) -> String?
 }
 
 extension Slot {
     /// Where a held value is, in words a person recognizes (for the sync slot, the collection's label);
     /// nil when the backend has nothing better to say than its mode.
     public func place(of name: SlotName) -> String? { nil }
+
+    public func binding(of name: SlotName) -> String? { nil }
 }

@@ -16,6 +16,12 @@ public enum SlotError: Error, Equatable, Sendable {
     case serviceUnavailable(String)
     /// The collection holding the item (or receiving it) is locked and nobody unlocked it.
     case locked(String)
+    /// The device key is sealed by a TPM that cannot be reached now (none configured, not answering).
+    case tpmUnavailable(path: String, detail: String)
+    /// The device key was sealed by another TPM (a copied state folder, or this TPM was cleared).
+    case tpmForeign(path: String)
+    /// The TPM is in dictionary-attack lockout; the seconds to wait when it said.
+    case tpmLockout(seconds: UInt32?)
     /// An operating-system call failed.
     case io(path: String, errno: Int32, operation: String)
 }

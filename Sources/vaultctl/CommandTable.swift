@@ -152,6 +152,23 @@ enum CommandTable {
                 document (78).
                 """,
                 positionals: 0...1, options: [], run: PolicyCommand.check),
+        Command(kind: .deviceKeyStatus, synopsis: "device-key status [--json]",
+                abstract: "Say what binds the device slot's key to this machine: the TPM or the machine id.",
+                discussion: """
+                tpm2: the key is sealed by the TPM and cannot be unsealed on any other machine, even from a \
+                copied state folder. machine-id: a restored backup does not open elsewhere, a deliberate copy \
+                with the same /etc/machine-id does. The TPM is VAULTCTL_TPM2_TCTI when set ('none': no TPM), \
+                else /dev/tpmrm0.
+                """,
+                positionals: 0...0, options: [.flag("json", "print JSON")], run: DeviceKeyCommand.status),
+        Command(kind: .deviceKeySeal, synopsis: "device-key seal [--password-stdin]",
+                abstract: "Re-key the device slot under a new TPM-sealed key (after PAM).",
+                discussion: """
+                Every device slot is re-sealed, one file at a time, under a new key sealed by the TPM; the \
+                machine-id key is removed last. Interrupted at any point, every slot stays readable; run it \
+                again to finish.
+                """,
+                positionals: 0...0, options: [], run: DeviceKeyCommand.seal),
         Command(kind: .help, synopsis: "help [COMMAND]",
                 abstract: "Show help for vaultctl or one command.",
                 discussion: "",

@@ -21,6 +21,10 @@ struct SlotErrorTextTests {
         .locked("the default collection is locked"),
         .io(path: "/home/u/.local/state/vaultctl/slots/.tmp-1-2", errno: ENOSPC, operation: "write"),
         .io(path: "/x", errno: EACCES, operation: "read"),
+        .tpmUnavailable(path: "/home/u/.local/state/vaultctl/device.tpm2", detail: "could not connect to swtpm:path=/s (response code 0xa000a)"),
+        .tpmForeign(path: "/home/u/.local/state/vaultctl/device.tpm2"),
+        .tpmLockout(seconds: 600),
+        .tpmLockout(seconds: nil),
     ]
 
     @Test func everyCaseIsCovered() {
@@ -28,11 +32,11 @@ struct SlotErrorTextTests {
         for error in Self.everyCase {
             switch error {
             case .empty, .badSecretSize, .foreignMachine, .wrongSlot, .tampered, .unsafePermissions,
-                 .serviceUnavailable, .locked, .io:
+                 .serviceUnavailable, .locked, .io, .tpmUnavailable, .tpmForeign, .tpmLockout:
                 break
             }
         }
-        #expect(Self.everyCase.count == 11)
+        #expect(Self.everyCase.count == 15)
     }
 
     @Test(arguments: everyCase)

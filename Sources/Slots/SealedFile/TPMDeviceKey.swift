@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The device key sealed by the TPM: `device.tpm2` in the state folder.
+///
+/// The secret is a 32-byte seed kept only inside a TPM sealed data object; it determines an X25519 key
+/// pair. The public key is written in the file beside the TPM's blobs, so a `store` seals a slot to it
+/// without touching the TPM; only a read, after PAM, unseals the seed (one TPM unseal per read) to open
+/// the slot. The file holds nothing that opens a slot without that TPM.
+///
+/// File format: magic `VCTLTPM` + version byte 1, the 16-byte machine tag, the 32-byte public key, then the
+/// TPM blob (`TPM2B_NAME` of the storage primary, `TPM2B_PUBLIC` and `TPM2B_PRIVATE` of the sealed object,
+/// marshalled by libtss2-mu; see `TPM2`). Its key id (a hash of the public key, 16 bytes) is written in
+/// every slot file sealed under it.
+struct TPMDeviceKey {
+    static let magic: [UInt8] = Array("VCTLTPM".utf8) + [1]
+    static let fileName = "device.tpm2"
+    static let maximumFileCount = 4096
+    private static let fixedCount = 8 + 16 + Sodium.boxKeyBytes
+
+    let path: String
+    let publicKey: [UInt8]
+    let blob: [UInt8]
+
+    /// A public 16-byte name of this key, written in the header of each slot file sealed under it.
+    var keyID: [UInt8] { Self.keyID(publicKey) }
+
+    static func keyID(_ publicKey: [UInt8]) -> [UInt8] {
+        (Array("vaultctl tpm2 key id v1\0".utf8) + publicKey).withUnsafeBytes { Sodium.publicHash(count: 16, message: $0) }
+    }
+
+    /// The key in `folder` (its public parts only: no TPM is asked), nil when there is none. Refuses a file
+    /// from another machine, a damaged one, or one with unsafe permissions.
+    static func load(folder: String, machine: MachineIdentity) throws(SlotError) -> TPMDeviceKey? {
+        let path = "\(folder)/\(fileName)"
+        guard let bytes = try SecureFile.readPublic(path, maximumCount: maximumFileCount) else { return nil }
+        guard bytes.count > fixedCount, Array(bytes[0..<8]) == magic else {
+            throw .tampered(path: path, detail: "it is not a vaultctl TPM-sealed device key")
+        }
+        guard Array(bytes[8..<24]) == machine.tag else { throw .foreignMachine(path: path) }
+        let blob = Array(bytes[fixedCount...])
+        guard TPM2.parse(blob) != nil else {
+            throw .tampered(path: path, detail: "its TPM blobs are damaged")
+        }
+        return TPMDeviceKey(path: path, publicKey: Array(bytes[24..<fixedCount]), blob: blob)
+    }
+
+    /// Makes a new seed, seals it with `tpm`, and writes the file (exclusively: when another vaultctl wrote
+    /// one first, that one is returned). The seed is unsealed once before the file is written, so a TPM
+    /// that seals but cannot unseal never gets a key.
+    static func create(folder: String, machine: MachineIdentity, tpm: TPMChoice) throws(SlotError) -> TPMDeviceKey {
+        let path = "\(folder)/\(fileName)"
+        let seed = SecretBytes.random(count: 32)
+        let blob: [UInt8]
+        do throws(TPM2.Failure) {
+            blob = try TPM2.seal(seed, tcti: tpm.tcti)
+            let back = try TPM2.unseal(blob, tcti: tpm.tcti)
+            guard back.withUnsafeBytes({ b in seed.withUnsafeBytes { Array(b) == Array($0) } }) else {
+                throw TPM2.Failure.failed("the TPM unsealed other bytes than it sealed")
+            }
+        } catch {
+            throw slotError(error, path: path, tpm: tpm)
+        }
+        let publicKey = Sodium.boxKeyPair(seed: seed).publicKey
+        let file = magic + machine.tag + publicKey + blob
+        let written = try file.withTypedUnsafeBytes { (raw) throws(SlotError) -> Bool in
+            try SecureFile.write(path, raw, exclusive: true)
+        }
+        if !written, let winner = try load(folder: folder, machine: machine) { return winner }
+        return TPMDeviceKey(path: path, publicKey: publicKey, blob: blob)
+    }
+
+    /// Unseals the seed with `tpm` and returns the secret key (the read's one TPM operation).
+    func secretKey(tpm: TPMChoice?) throws(SlotError) -> SecretBytes {
+        guard let tpm else {
+            throw .tpmUnavailable(path: path, detail: "no TPM is configured here (\(TPMChoice.variable) is unset and \(TPMChoice.kernelDevice) cannot be opened)")
+        }
+        let seed: SecretBytes
+        do throws(TPM2.Failure) { seed = try TPM2.unseal(blob, tcti: tpm.tcti) } catch {
+            throw Self.slotError(error, path: path, tpm: tpm)
+        }
+        guard seed.count == 32 else { throw .tampered(path: path, detail: "the TPM unsealed a seed of the wrong size") }
+        let pair = Sodium.boxKeyPair(seed: seed)
+        guard pair.publicKey == publicKey else {
+            throw .tampered(path: path, detail: "its public key does not match the sealed seed")
+        }
+        return pair.secretKey
+    }
+
+    static func slotError(_ failure: TPM2.Failure, path: String, tpm: TPMChoice) -> SlotError {
+        switch failure {
+        case .unavailable(let why): return .tpmUnavailable(path: path, detail: why)
+        case .foreign: return .tpmForeign(path: path)
+        case .lockout(let seconds): return .tpmLockout(seconds: seconds)
+        case .damaged(let why): return .tampered(path: path, detail: why)
+        case .refused(let code, let what):
+            return .tpmUnavailable(path: path, detail: "the TPM at \(tpm.tcti) refused to \(what) (\(TPM2.code(code)))")
+        case .failed(let why): return .tpmUnavailable(path: path, detail: why)
+        }
+    }
+}
