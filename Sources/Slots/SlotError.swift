@@ -18,6 +18,8 @@ public enum SlotError: Error, Equatable, Sendable {
     case locked(String)
     /// The device key is sealed by a TPM that cannot be reached now (none configured, not answering).
     case tpmUnavailable(path: String, detail: String)
+    /// A new device key could not be sealed by the configured TPM.
+    case tpmCannotSeal(detail: String)
     /// The device key was sealed by another TPM (a copied state folder, or this TPM was cleared).
     case tpmForeign(path: String)
     /// The TPM is in dictionary-attack lockout; the seconds to wait when it said.

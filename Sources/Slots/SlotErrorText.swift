@@ -29,6 +29,8 @@ public enum SlotErrorText {
             return "The keyring is locked: \(why)."
         case .tpmUnavailable(let path, let detail):
             return "The TPM that sealed this key is not available (\(path)): \(detail). Start or attach that TPM (or set \(TPMChoice.variable)) and try again; nothing was changed."
+        case .tpmCannotSeal(let detail):
+            return "The TPM could not seal a new device key: \(detail). Start or attach it, or set \(TPMChoice.variable)=none to bind the key to the machine id instead; nothing was changed."
         case .tpmForeign(let path):
             return "\(path) was sealed to another TPM (a copied state folder, or this TPM was cleared), so it cannot be unsealed here; nothing was changed."
         case .tpmLockout(let seconds):

@@ -63,7 +63,7 @@ enum ErrorReport {
         switch error {
         case .empty: code = .noInput
         case .badSecretSize, .foreignMachine, .wrongSlot, .tampered, .tpmForeign: code = .dataError
-        case .tpmUnavailable: code = .unavailable
+        case .tpmUnavailable, .tpmCannotSeal: code = .unavailable
         case .tpmLockout: code = .tryLater
         case .unsafePermissions: code = .config
         case .serviceUnavailable, .locked: code = .unavailable

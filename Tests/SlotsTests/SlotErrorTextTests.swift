@@ -23,6 +23,7 @@ struct SlotErrorTextTests {
         .io(path: "/x", errno: EACCES, operation: "read"),
         .tpmUnavailable(path: "/home/u/.local/state/vaultctl/device.tpm2", detail: "could not connect to swtpm:path=/s (response code 0xa000a)"),
         .tpmForeign(path: "/home/u/.local/state/vaultctl/device.tpm2"),
+        .tpmCannotSeal(detail: "the TPM at device:/dev/tpmrm0 refused to create the sealed object (response code 0x902)"),
         .tpmLockout(seconds: 600),
         .tpmLockout(seconds: nil),
     ]
@@ -32,11 +33,11 @@ struct SlotErrorTextTests {
         for error in Self.everyCase {
             switch error {
             case .empty, .badSecretSize, .foreignMachine, .wrongSlot, .tampered, .unsafePermissions,
-                 .serviceUnavailable, .locked, .io, .tpmUnavailable, .tpmForeign, .tpmLockout:
+                 .serviceUnavailable, .locked, .io, .tpmUnavailable, .tpmForeign, .tpmLockout, .tpmCannotSeal:
                 break
             }
         }
-        #expect(Self.everyCase.count == 15)
+        #expect(Self.everyCase.count == 16)
     }
 
     @Test(arguments: everyCase)

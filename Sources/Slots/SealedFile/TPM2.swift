@@ -217,13 +217,12 @@ enum TPM2 {
         }
     }
 
-    /// Loads and connects the TCTI, makes an ESAPI context, runs `body`, and tears both down.
+    /// Loads and connects the TCTI (bounded: see `connect`), makes an ESAPI context, runs `body`, and
+    /// tears both down.
     private static func withContext<T>(_ tcti: String, _ body: (Connection) throws(Failure) -> T) throws(Failure) -> T {
-        var transport: OpaquePointer?
-        let loaded = Tss2_TctiLdr_Initialize(tcti, &transport)
-        guard loaded == 0, let transport else {
-            throw .unavailable("could not connect to \(tcti) (\(code(loaded)))")
-        }
+        _ = quietLogging
+        let deadline = Deadline(secondsFromNow: commandTimeoutSeconds)
+        let transport = try connect(tcti, deadline: deadline)
         defer {
             var t: OpaquePointer? = transport
             Tss2_TctiLdr_Finalize(&t)
@@ -235,7 +234,68 @@ enum TPM2 {
             var c: OpaquePointer? = context
             Esys_Finalize(&c)
         }
-        return try body(Connection(context, deadline: Deadline(secondsFromNow: commandTimeoutSeconds)))
+        return try body(Connection(context, deadline: deadline))
+    }
+
+    /// tpm2-tss logs warnings to stderr by default; vaultctl says what went wrong in its own one line.
+    /// A `TSS2_LOG` the user set (to debug) is kept.
+    private static let quietLogging: Void = { setenv("TSS2_LOG", "all+NONE", 0) }()
+
+    /// What the connecting thread hands back.
+    private final class Connecting: @unchecked Sendable {
+        let tcti: String
+        let done: Int32
+        var rc: TSS2_RC = 0
+        var transport: OpaquePointer?
+        init(tcti: String, done: Int32) {
+            self.tcti = tcti
+            self.done = done
+        }
+    }
+
+    /// `Tss2_TctiLdr_Initialize` with a bound. A TCTI's initialization waits without a timeout for the TPM's
+    /// first answers (the swtpm TCTI asks its control socket), so it runs on a helper thread that writes
+    /// a byte to a pipe when it returns; this thread waits for that byte until the deadline. A TPM that
+    /// never answers leaves the helper blocked (and its two pipe ends open) until the process exits: the
+    /// command reports "unavailable" within seconds instead of hanging.
+    private static func connect(_ tcti: String, deadline: Deadline) throws(Failure) -> OpaquePointer {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw .failed("could not make a pipe to wait for the TPM") }
+        let box = Connecting(tcti: tcti, done: fds[1])
+        var thread = pthread_t()
+        let started = pthread_create(&thread, nil, { raw in
+            let box = Unmanaged<Connecting>.fromOpaque(raw!).takeRetainedValue()
+            var transport: OpaquePointer?
+            box.rc = Tss2_TctiLdr_Initialize(box.tcti, &transport)
+            box.transport = transport
+            var byte: UInt8 = 1
+            _ = write(box.done, &byte, 1)
+            close(box.done)
+            return nil
+        }, Unmanaged.passRetained(box).toOpaque())
+        guard started == 0 else {
+            close(fds[0])
+            close(fds[1])
+            throw .failed("could not start a thread to connect to the TPM")
+        }
+        pthread_detach(thread)
+        var ready = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
+        while true {
+            let n = poll(&ready, 1, deadline.remainingMilliseconds)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                throw .unavailable("the TPM at \(tcti) did not answer within \(Int(commandTimeoutSeconds)) s")
+            }
+            break
+        }
+        var byte: UInt8 = 0
+        _ = read(fds[0], &byte, 1)
+        close(fds[0])
+        // The helper wrote its results before the byte this thread has read.
+        guard box.rc == 0, let transport = box.transport else {
+            throw .unavailable("could not connect to \(tcti) (\(code(box.rc)))")
+        }
+        return transport
     }
 
     /// The storage primary from the fixed ECC P-256 template, and its name.

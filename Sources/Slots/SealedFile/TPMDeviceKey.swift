@@ -60,7 +60,8 @@ struct TPMDeviceKey {
                 throw TPM2.Failure.failed("the TPM unsealed other bytes than it sealed")
             }
         } catch {
-            throw slotError(error, path: path, tpm: tpm)
+            if case .lockout(let seconds) = error { throw .tpmLockout(seconds: seconds) }
+            throw .tpmCannotSeal(detail: describe(error, tpm: tpm))
         }
         let publicKey = Sodium.boxKeyPair(seed: seed).publicKey
         let file = magic + machine.tag + publicKey + blob
@@ -90,13 +91,24 @@ struct TPMDeviceKey {
 
     static func slotError(_ failure: TPM2.Failure, path: String, tpm: TPMChoice) -> SlotError {
         switch failure {
-        case .unavailable(let why): return .tpmUnavailable(path: path, detail: why)
         case .foreign: return .tpmForeign(path: path)
         case .lockout(let seconds): return .tpmLockout(seconds: seconds)
         case .damaged(let why): return .tampered(path: path, detail: why)
+        case .unavailable, .refused, .failed: return .tpmUnavailable(path: path, detail: describe(failure, tpm: tpm))
+        }
+    }
+
+    /// A failure in words; a TPM out of object or session memory is named as such.
+    static func describe(_ failure: TPM2.Failure, tpm: TPMChoice) -> String {
+        switch failure {
+        case .unavailable(let why), .failed(let why), .damaged(let why): return why
+        case .foreign: return "the key was sealed by another TPM"
+        case .lockout: return "the TPM is in dictionary-attack lockout"
         case .refused(let code, let what):
-            return .tpmUnavailable(path: path, detail: "the TPM at \(tpm.tcti) refused to \(what) (\(TPM2.code(code)))")
-        case .failed(let why): return .tpmUnavailable(path: path, detail: why)
+            if code & 0xFFF == 0x902 || code & 0xFFF == 0x903 {  // TPM2_RC_OBJECT_MEMORY, SESSION_MEMORY
+                return "the TPM at \(tpm.tcti) is out of memory for objects or sessions when asked to \(what) (without a resource manager such as /dev/tpmrm0, what a killed program loaded stays loaded; tpm2_flushcontext -t and -l free it)"
+            }
+            return "the TPM at \(tpm.tcti) refused to \(what) (\(TPM2.code(code)))"
         }
     }
 }

@@ -114,7 +114,7 @@ extension SlotError {
         case .foreignMachine(let path), .wrongSlot(let path, _), .tampered(let path, _),
              .unsafePermissions(let path, _), .io(let path, _, _), .tpmUnavailable(let path, _), .tpmForeign(let path):
             return path
-        case .empty, .badSecretSize, .serviceUnavailable, .locked, .tpmLockout:
+        case .empty, .badSecretSize, .serviceUnavailable, .locked, .tpmLockout, .tpmCannotSeal:
             return nil
         }
     }
