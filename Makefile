@@ -2,8 +2,13 @@
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 SWIFT ?= swift
+# The device key sealed by the TPM: libtss2-dev is a build dependency (tpm2-tss: ESAPI, TCTI loader,
+# marshalling); swtpm, swtpm-tools and tpm2-tools are for the tests (a software TPM on private sockets,
+# and a cross-check of the stored blobs).
+TPM_PACKAGES := libtss2-dev swtpm swtpm-tools tpm2-tools
 DEBIAN_PACKAGES := libsodium-dev libpam0g-dev libpam-wrapper gnome-keyring \
-                   libsecret-tools dbus-daemon dbus libglib2.0-bin pkg-config util-linux openssh-client
+                   libsecret-tools dbus-daemon dbus libglib2.0-bin pkg-config util-linux openssh-client \
+                   $(TPM_PACKAGES)
 
 .PHONY: all deps build release test demo install clean fuzz bench bench-smoke sanitize
 

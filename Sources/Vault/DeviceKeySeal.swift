@@ -18,7 +18,7 @@ extension Vault {
         }
         if before.binding == .tpm2 && !before.machineIDKey { return nil }
         guard device.tpm != nil else {
-            throw .slot(.tpmUnavailable(path: "\(device.folder)/device.tpm2", detail: "no TPM is configured here (\(TPMChoice.variable) is unset and \(TPMChoice.kernelDevice) cannot be opened), so there is nothing to seal the key with"))
+            throw .slot(.tpmUnavailable(path: "\(device.folder)/device.tpm2", detail: "\(TPMChoice.noneReason), so there is nothing to seal the key with"))
         }
         try gate.verify(reason: "seal the device key with the TPM")
         return try serialized { () throws(VaultError) -> SealedFileSlot.RekeyOutcome in

@@ -18,10 +18,11 @@ enum CommandKind: String, CaseIterable, Sendable {
     /// Whether the command may run while the vault is locked (`vaultctl lock`).
     var allowedWhileLocked: Bool {
         switch self {
-        case .status, .list, .lock, .unlock, .log, .help, .deviceKeyStatus:
+        case .status, .list, .lock, .unlock, .log, .help:
             return true
         case .store, .read, .delete, .move, .recoveryGenerate, .recoveryShow, .recoveryStatus,
-             .recoveryConfirmCopied, .supply, .askpass, .allowSupply, .policyCheck, .deviceKeySeal:
+             .recoveryConfirmCopied, .supply, .askpass, .allowSupply, .policyCheck, .deviceKeySeal,
+             .deviceKeyStatus:
             return false
         }
     }

@@ -62,7 +62,7 @@ extension SealedFileSlot {
     public func rekeyUnderTPM() throws(SlotError) -> RekeyOutcome {
         let keyPath = "\(folder)/\(TPMDeviceKey.fileName)"
         guard let tpm else {
-            throw .tpmUnavailable(path: keyPath, detail: "no TPM is configured here (\(TPMChoice.variable) is unset and \(TPMChoice.kernelDevice) cannot be opened), so there is nothing to seal the key with")
+            throw .tpmUnavailable(path: keyPath, detail: "\(TPMChoice.noneReason), so there is nothing to seal the key with")
         }
         try SecureFile.ensurePrivateFolder(folder)
         try SecureFile.ensurePrivateFolder(slotsFolder)

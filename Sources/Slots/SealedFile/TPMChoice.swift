@@ -19,6 +19,8 @@ public struct TPMChoice: Sendable, Equatable {
     }
 
     public static let variable = "VAULTCTL_TPM2_TCTI"
+    /// Why there is no TPM, in words for messages.
+    public static let noneReason = "no TPM is configured here (\(variable) is unset or 'none', and \(kernelDevice) cannot be opened)"
     public static let kernelDevice = "/dev/tpmrm0"
 
     /// The TPM this environment names, or nil. Looks at no TPM (only whether the device node opens for

@@ -75,7 +75,7 @@ struct TPMDeviceKey {
     /// Unseals the seed with `tpm` and returns the secret key (the read's one TPM operation).
     func secretKey(tpm: TPMChoice?) throws(SlotError) -> SecretBytes {
         guard let tpm else {
-            throw .tpmUnavailable(path: path, detail: "no TPM is configured here (\(TPMChoice.variable) is unset and \(TPMChoice.kernelDevice) cannot be opened)")
+            throw .tpmUnavailable(path: path, detail: TPMChoice.noneReason)
         }
         let seed: SecretBytes
         do throws(TPM2.Failure) { seed = try TPM2.unseal(blob, tcti: tpm.tcti) } catch {

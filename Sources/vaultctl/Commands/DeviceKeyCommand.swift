@@ -22,7 +22,7 @@ enum DeviceKeyCommand {
             } else if tpm != nil {
                 message += " A TPM is available (\(tpm!.tcti)): 'vaultctl device-key seal' moves the key under it."
             } else {
-                message += " No TPM is available here (\(TPMChoice.variable) is unset and \(TPMChoice.kernelDevice) cannot be opened)."
+                message += " There is no TPM to move it under: \(TPMChoice.noneReason)."
             }
         case nil:
             message = tpm.map { "No device key yet; the first device-slot store will seal one by the TPM (\($0.tcti))." }
