@@ -93,7 +93,7 @@ struct DeviceKeySealTests {
         let tpm = try SoftwareTPM.start()
         defer { tpm.stop() }
         let template = try Sandbox()
-        let slots = try Self.machineIDVault(template, count: 12)
+        let slots = try Self.machineIDVault(template, count: 16)
         let env = TPMDeviceKeyTests.using(tpm)
         // Many gated reads follow; the limit is not what this test is about.
         try template.writePolicy(#"{"version":1,"rateLimit":{"failures":100}}"#)
@@ -120,7 +120,7 @@ struct DeviceKeySealTests {
         for i in 0..<24 {
             if clock.now - start > .seconds(90) { break }
             try reset()
-            let range = i % 2 == 0 ? 0...(whole * 12 / 10) : (whole * 6 / 10)...(whole * 11 / 10)
+            let range = i % 2 == 0 ? 0...(whole * 12 / 10) : (whole * 8 / 10)...(whole * 11 / 10)
             let delay = Duration.microseconds(Int64.random(in: range))
             let run = KillRunner.run(Paths.vaultctl, ["device-key", "seal"], environment: runEnv,
                                      killAfter: delay, scratch: sb.root)

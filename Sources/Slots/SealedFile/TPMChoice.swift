@@ -7,15 +7,12 @@ import Glibc
 /// when this user may open it, else none (the device key is then bound to the machine id).
 /// `VAULTCTL_TPM2_TCTI=none` says "no TPM" even where `/dev/tpmrm0` opens.
 public struct TPMChoice: Sendable, Equatable {
-    /// The TCTI configuration string handed to `Tss2_TctiLdr_Initialize`.
+    /// The TCTI configuration string handed to `Tss2_TctiLdr_Initialize`. A TPM named here that does not
+    /// answer is an error, never a quiet fall back to the machine id.
     public let tcti: String
-    /// Whether it was named in `VAULTCTL_TPM2_TCTI` (then a TPM that does not answer is an error, never a
-    /// quiet fall back to the machine id).
-    public let explicit: Bool
 
-    public init(tcti: String, explicit: Bool) {
+    public init(tcti: String) {
         self.tcti = tcti
-        self.explicit = explicit
     }
 
     public static let variable = "VAULTCTL_TPM2_TCTI"
@@ -27,10 +24,10 @@ public struct TPMChoice: Sendable, Equatable {
     /// this user: on Debian `/dev/tpmrm0` is for root and the `tss` group).
     public static func fromEnvironment() -> TPMChoice? {
         if let value = getenv(variable).map({ String(cString: $0) }), !value.isEmpty {
-            return value == "none" ? nil : TPMChoice(tcti: value, explicit: true)
+            return value == "none" ? nil : TPMChoice(tcti: value)
         }
         guard access(kernelDevice, R_OK | W_OK) == 0 else { return nil }
-        return TPMChoice(tcti: "device:\(kernelDevice)", explicit: false)
+        return TPMChoice(tcti: "device:\(kernelDevice)")
     }
 }
 

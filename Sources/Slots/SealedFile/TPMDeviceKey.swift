@@ -11,7 +11,7 @@ import Glibc
 ///
 /// File format: magic `VCTLTPM` + version byte 1, the 16-byte machine tag, the 32-byte public key, then the
 /// TPM blob (`TPM2B_NAME` of the storage primary, `TPM2B_PUBLIC` and `TPM2B_PRIVATE` of the sealed object,
-/// marshalled by libtss2-mu; see `TPM2`). Its key id (a hash of the public key, 16 bytes) is written in
+/// marshalled by libtss2-mu in the `vaultctl-tpm` helper; see `TPM2` there). Its key id (a hash of the public key, 16 bytes) is written in
 /// every slot file sealed under it.
 struct TPMDeviceKey {
     static let magic: [UInt8] = Array("VCTLTPM".utf8) + [1]
@@ -40,10 +40,23 @@ struct TPMDeviceKey {
         }
         guard Array(bytes[8..<24]) == machine.tag else { throw .foreignMachine(path: path) }
         let blob = Array(bytes[fixedCount...])
-        guard TPM2.parse(blob) != nil else {
+        guard sizedParts(blob) == 3 else {
             throw .tampered(path: path, detail: "its TPM blobs are damaged")
         }
         return TPMDeviceKey(path: path, publicKey: Array(bytes[24..<fixedCount]), blob: blob)
+    }
+
+    /// How many sized parts (a 2-byte big-endian length, then that many bytes) fill `blob` exactly; nil when
+    /// they do not. Only a look at the lengths, so a cut or padded file is refused before the TPM is asked;
+    /// the helper parses the parts themselves with libtss2-mu.
+    static func sizedParts(_ blob: [UInt8]) -> Int? {
+        var (at, parts) = (0, 0)
+        while at < blob.count {
+            guard at + 2 <= blob.count else { return nil }
+            at += 2 + (Int(blob[at]) << 8 | Int(blob[at + 1]))
+            parts += 1
+        }
+        return at == blob.count ? parts : nil
     }
 
     /// Makes a new seed, seals it with `tpm`, and writes the file (exclusively: when another vaultctl wrote
@@ -53,11 +66,12 @@ struct TPMDeviceKey {
         let path = "\(folder)/\(fileName)"
         let seed = SecretBytes.random(count: 32)
         let blob: [UInt8]
-        do throws(TPM2.Failure) {
-            blob = try TPM2.seal(seed, tcti: tpm.tcti)
-            let back = try TPM2.unseal(blob, tcti: tpm.tcti)
-            guard back.withUnsafeBytes({ b in seed.withUnsafeBytes { Array(b) == Array($0) } }) else {
-                throw TPM2.Failure.failed("the TPM unsealed other bytes than it sealed")
+        do throws(TPMFailure) {
+            blob = try TPMHelper.seal(seed, tcti: tpm.tcti)
+            guard sizedParts(blob) == 3 else { throw TPMFailure.failed("the TPM helper returned no blob") }
+            let back = try TPMHelper.unseal(blob, tcti: tpm.tcti)
+            guard back.constantTimeEquals(seed) else {
+                throw TPMFailure.failed("the TPM unsealed other bytes than it sealed")
             }
         } catch {
             if case .lockout(let seconds) = error { throw .tpmLockout(seconds: seconds) }
@@ -78,7 +92,7 @@ struct TPMDeviceKey {
             throw .tpmUnavailable(path: path, detail: TPMChoice.noneReason)
         }
         let seed: SecretBytes
-        do throws(TPM2.Failure) { seed = try TPM2.unseal(blob, tcti: tpm.tcti) } catch {
+        do throws(TPMFailure) { seed = try TPMHelper.unseal(blob, tcti: tpm.tcti) } catch {
             throw Self.slotError(error, path: path, tpm: tpm)
         }
         guard seed.count == 32 else { throw .tampered(path: path, detail: "the TPM unsealed a seed of the wrong size") }
@@ -89,7 +103,7 @@ struct TPMDeviceKey {
         return pair.secretKey
     }
 
-    static func slotError(_ failure: TPM2.Failure, path: String, tpm: TPMChoice) -> SlotError {
+    static func slotError(_ failure: TPMFailure, path: String, tpm: TPMChoice) -> SlotError {
         switch failure {
         case .foreign: return .tpmForeign(path: path)
         case .lockout(let seconds): return .tpmLockout(seconds: seconds)
@@ -99,7 +113,7 @@ struct TPMDeviceKey {
     }
 
     /// A failure in words; a TPM out of object or session memory is named as such.
-    static func describe(_ failure: TPM2.Failure, tpm: TPMChoice) -> String {
+    static func describe(_ failure: TPMFailure, tpm: TPMChoice) -> String {
         switch failure {
         case .unavailable(let why), .failed(let why), .damaged(let why): return why
         case .foreign: return "the key was sealed by another TPM"
@@ -108,7 +122,7 @@ struct TPMDeviceKey {
             if code & 0xFFF == 0x902 || code & 0xFFF == 0x903 {  // TPM2_RC_OBJECT_MEMORY, SESSION_MEMORY
                 return "the TPM at \(tpm.tcti) is out of memory for objects or sessions when asked to \(what) (without a resource manager such as /dev/tpmrm0, what a killed program loaded stays loaded; tpm2_flushcontext -t and -l free it)"
             }
-            return "the TPM at \(tpm.tcti) refused to \(what) (\(TPM2.code(code)))"
+            return "the TPM at \(tpm.tcti) refused to \(what) (response code 0x\(String(code, radix: 16)))"
         }
     }
 }

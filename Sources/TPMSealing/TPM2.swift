@@ -1,4 +1,5 @@
 import CTSS2
+import Slots
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,28 +19,16 @@ import Glibc
 ///
 /// The blob this returns and takes is `TPM2B_NAME` of the primary (to tell "another TPM" from "damaged"),
 /// then `TPM2B_PUBLIC` and `TPM2B_PRIVATE` of the sealed object, each marshalled by libtss2-mu.
-enum TPM2 {
-    /// Why a TPM operation did not succeed; `DeviceKey` turns these into `SlotError`s with a path.
-    enum Failure: Error, Equatable {
-        /// The TCTI could not be loaded, connected or answered within the time bound.
-        case unavailable(String)
-        /// The blobs were made under another TPM's primary key.
-        case foreign
-        /// Dictionary-attack lockout; the seconds until the TPM forgives one more failure, when it said.
-        case lockout(seconds: UInt32?)
-        /// The blobs do not parse or this TPM refuses them as changed.
-        case damaged(String)
-        /// The TPM (or the TSS) answered `code` when asked to do `what`.
-        case refused(code: UInt32, what: String)
-        /// Anything else that went wrong on this side.
-        case failed(String)
-    }
+///
+/// Only the `vaultctl-tpm` helper links this (see `TPMHelper` in Slots for why).
+public enum TPM2 {
+    public typealias Failure = TPMFailure
 
     /// How long one TPM command may take before the TCTI gives up (a stopped or hung TPM never hangs us).
-    static let commandTimeoutSeconds = 5.0
+    public static let commandTimeoutSeconds = 5.0
 
     /// Seals `secret` (at most 128 bytes) under this TPM's storage primary; returns the blob described above.
-    static func seal(_ secret: SecretBytes, tcti: String) throws(Failure) -> [UInt8] {
+    public static func seal(_ secret: SecretBytes, tcti: String) throws(Failure) -> [UInt8] {
         try withContext(tcti) { (ctx: Connection) throws(Failure) -> [UInt8] in
             let (primary, primaryName) = try createPrimary(ctx)
             defer { ctx.flush(primary) }
@@ -106,7 +95,7 @@ enum TPM2 {
     }
 
     /// Unseals a blob `seal` made, on the TPM that made it.
-    static func unseal(_ blob: [UInt8], tcti: String) throws(Failure) -> SecretBytes {
+    public static func unseal(_ blob: [UInt8], tcti: String) throws(Failure) -> SecretBytes {
         guard var parts = parse(blob) else {
             throw .damaged("its TPM blobs do not parse as a primary name, a public and a private area")
         }
