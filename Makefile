@@ -84,6 +84,7 @@ sanitize: deps
 
 install: release
 	install -D -m 0755 "$(RELEASE_BIN)" $(DESTDIR)$(PREFIX)/bin/vaultctl
+	install -D -m 0755 "$$(dirname "$(RELEASE_BIN)")/vaultctl-tpm" $(DESTDIR)$(PREFIX)/bin/vaultctl-tpm
 	install -D -m 0644 policy/pam.d/vaultctl $(DESTDIR)/etc/pam.d/vaultctl
 
 clean:

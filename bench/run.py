@@ -266,6 +266,9 @@ class Bench:
         # A private copy: another build replacing the binary mid-run cannot mix two versions.
         self.vaultctl = f"{w}/bin/vaultctl"
         shutil.copy2(src, self.vaultctl)
+        helper = os.path.join(os.path.dirname(src), "vaultctl-tpm")  # the TPM helper, found beside vaultctl
+        if os.path.isfile(helper):
+            shutil.copy2(helper, f"{w}/bin/vaultctl-tpm")
         with open(self.vaultctl, "rb") as f:
             self.binary_sha = hashlib.sha256(f.read()).hexdigest()[:12]
         self.binary_size = os.path.getsize(self.vaultctl)

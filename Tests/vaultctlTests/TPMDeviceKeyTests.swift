@@ -245,6 +245,24 @@ struct TPMDeviceKeyTests {
         #expect(r.status == 0, "\(r)")
     }
 
+    @Test func withoutItsHelperATPMSealedReadIs69AndChangesNothing() throws {
+        let tpm = try SoftwareTPM.start()
+        defer { tpm.stop() }
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("helper")
+        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
+        try #require(s.status == 0, "\(s)")
+        // vaultctl alone in a folder: no vaultctl-tpm beside it.
+        let lonely = try Fixtures.makeFolder("lonely")
+        let cp = ProcessRunner.run(Paths.tool("cp"), [Paths.vaultctl, "\(lonely)/vaultctl"], environment: Fixtures.baseEnvironment)
+        try #require(cp.status == 0, "\(cp)")
+        let before = Self.snapshot(sb)
+        let env = try sb.environment(askpass: .correct).merging(Self.using(tpm)) { $1 }
+        let r = ProcessRunner.run("\(lonely)/vaultctl", ["read", name], environment: env).droppingPAMWrapperNoise()
+        #expect(r.status == 69 && r.stderr.contains("vaultctl-tpm is not installed beside vaultctl"), "\(r)")
+        #expect(Self.snapshot(sb) == before)
+    }
+
     @Test func dictionaryAttackLockoutIs75WithTheTimeToWait() throws {
         let tpm = try SoftwareTPM.start()
         defer { tpm.stop() }
