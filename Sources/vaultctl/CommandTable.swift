@@ -66,7 +66,8 @@ enum CommandTable {
                 States: in-slot (an item in the Secret Service; whether it reaches other devices depends on the \
                 provider and is never confirmed), cannot-leave-device (sealed to this machine), unknown (the \
                 device slot is empty and the Secret Service could not be asked), none (both asked, both empty). \
-                Exit 0 whenever it answered.
+                For a device-slot value the message (and "binding" in JSON) says what binds its key here: tpm2 \
+                (sealed by the TPM) or machine-id. Exit 0 whenever it answered.
                 """,
                 positionals: 1...1, options: [.flag("json", "print JSON")], run: StatusCommand.run),
         Command(kind: .move, synopsis: "move SLOT --to device|sync [--password-stdin]",

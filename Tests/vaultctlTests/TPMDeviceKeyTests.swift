@@ -197,10 +197,16 @@ struct TPMDeviceKeyTests {
         // Status still answers, without the TPM.
         let doc = try sb.status(name, overriding: Self.using(tpm))
         #expect(doc.binding == "tpm2", "\(doc)")
-        // The same TPM back: the value opens again.
+        // A store needs no TPM: it seals to the key's public half.
+        let later = sb.uniqueSlot("later")
+        let stored = try sb.vaultctl(["store", later], stdin: .bytes(secret), overriding: Self.using(tpm))
+        #expect(stored.status == 0, "\(stored)")
+        // The same TPM back: both values open.
         try tpm.restart()
         let back = try sb.vaultctl(["read", name], overriding: Self.using(tpm))
         #expect(back.status == 0 && back.stdout == secret, "\(back)")
+        let backLater = try sb.vaultctl(["read", later], overriding: Self.using(tpm))
+        #expect(backLater.status == 0 && backLater.stdout == secret, "\(backLater)")
     }
 
     @Test func aTPMThatStopsAnsweringIs69WithinSecondsNeverAHang() throws {

@@ -3,7 +3,7 @@
 ///
 /// `<state>` is `$XDG_STATE_HOME/vaultctl` (default `~/.local/state/vaultctl`), a 0700 folder. A new vault
 /// gets a TPM-sealed key when `tpm` is given (see `TPMChoice`), else a machine-id one; an existing vault
-/// keeps the key it has until `device-key seal` (`DeviceRekey`) moves it. Each slot file names the key it is
+/// keeps the key it has until `device-key seal` (`rekeyUnderTPM`, in DeviceRekey.swift) moves it. Each slot file names the key it is
 /// sealed under, so both kinds can be read while a re-key is under way.
 public struct SealedFileSlot: Slot {
     public let mode = SlotMode.device
