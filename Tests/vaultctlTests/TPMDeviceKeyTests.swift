@@ -251,6 +251,23 @@ struct TPMDeviceKeyTests {
         #expect(r.status == 0, "\(r)")
     }
 
+    @Test func aLooseTPMKeyFileIsRefused() throws {
+        let tpm = try SoftwareTPM.start()
+        defer { tpm.stop() }
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("loose")
+        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
+        try #require(s.status == 0, "\(s)")
+        let path = "\(sb.stateFolder)/device.tpm2"
+        #expect(chmod(path, 0o644) == 0)
+        let r = try sb.vaultctl(["read", name], overriding: Self.using(tpm))
+        #expect(r.status == 78 && r.stderr.contains("device.tpm2"), "\(r)")
+        let store = try sb.vaultctl(["store", sb.uniqueSlot("other")], stdin: .bytes([1]), overriding: Self.using(tpm))
+        #expect(store.status == 78, "nothing is sealed to a key file others could have replaced: \(store)")
+        var st = stat()
+        #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o644, "left as it was")
+    }
+
     @Test func withoutItsHelperATPMSealedReadIs69AndChangesNothing() throws {
         let tpm = try SoftwareTPM.start()
         defer { tpm.stop() }
