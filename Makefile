@@ -2,9 +2,13 @@
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 SWIFT ?= swift
+# The device key sealed by the TPM: libtss2-dev is a build dependency (tpm2-tss: ESAPI, TCTI loader,
+# marshalling); swtpm, swtpm-tools and tpm2-tools are for the tests (a software TPM on private sockets,
+# and a cross-check of the stored blobs).
+TPM_PACKAGES := libtss2-dev swtpm swtpm-tools tpm2-tools
 DEBIAN_PACKAGES := libsodium-dev libpam0g-dev libsystemd-dev libgcrypt20-dev libpam-wrapper gnome-keyring \
                    libsecret-tools dbus-daemon dbus libglib2.0-bin pkg-config util-linux openssh-client \
-                   python3-dbus python3-gi python3-cryptography keepassxc
+                   python3-dbus python3-gi python3-cryptography keepassxc $(TPM_PACKAGES)
 
 .PHONY: all deps build release test demo install clean fuzz bench bench-smoke sanitize
 
@@ -80,6 +84,7 @@ sanitize: deps
 
 install: release
 	install -D -m 0755 "$(RELEASE_BIN)" $(DESTDIR)$(PREFIX)/bin/vaultctl
+	install -D -m 0755 "$$(dirname "$(RELEASE_BIN)")/vaultctl-tpm" $(DESTDIR)$(PREFIX)/bin/vaultctl-tpm
 	install -D -m 0644 policy/pam.d/vaultctl $(DESTDIR)/etc/pam.d/vaultctl
 
 clean:

@@ -27,7 +27,7 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd"),
         .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt"),
         .systemLibrary(name: "CFuzzer"),  // LLVMFuzzerRunDriver
-        .target(name: "Slots", dependencies: ["CSodium", "CSystemd", "CGcrypt"], swiftSettings: testable),
+        .target(name: "Slots", dependencies: ["CSodium", "CSystemd", "CGcrypt", "CSystem"], swiftSettings: testable),
         .target(name: "Vault", dependencies: ["Slots", "CPAM", "CSystem"], swiftSettings: testable),
         .executableTarget(name: "FuzzSealedFile", dependencies: ["CFuzzer", "Slots"], swiftSettings: harness),
         .executableTarget(name: "FuzzSlotName", dependencies: ["CFuzzer", "Slots"], swiftSettings: harness),

@@ -274,6 +274,9 @@ class Bench:
         # A private copy: another build replacing the binary mid-run cannot mix two versions.
         self.vaultctl = f"{w}/bin/vaultctl"
         shutil.copy2(src, self.vaultctl)
+        helper = os.path.join(os.path.dirname(src), "vaultctl-tpm")  # the TPM helper, found beside vaultctl
+        if os.path.isfile(helper):
+            shutil.copy2(helper, f"{w}/bin/vaultctl-tpm")
         with open(self.vaultctl, "rb") as f:
             self.binary_sha = hashlib.sha256(f.read()).hexdigest()[:12]
         self.binary_size = os.path.getsize(self.vaultctl)
@@ -308,6 +311,8 @@ class Bench:
             "XDG_RUNTIME_DIR": f"{w}/bus/run",
             **bus,
         }
+        # The machine-id rows stay machine-id on a machine with /dev/tpmrm0; the TPM row has its own state.
+        base["VAULTCTL_TPM2_TCTI"] = "none"
         self.env = base
         # The PAM stack (LD_PRELOAD of pam_wrapper) only for the gated commands, as in the tests.
         # PAM_WRAPPER_RUNTIME_DIR is a placeholder that pam_wrapper's constructor overwrites in place. Without
@@ -325,6 +330,7 @@ class Bench:
             self.notes.append("peak RSS not measured: GNU time (/usr/bin/time, Debian package `time`) is missing")
         self.runner = Runner(w, self.time_bin)
         self.setup_peers()
+        self.setup_tpm()
         self.startup_probes = self.build_startup_probes()
         self.json_probes = self.build_json_probes()
 
@@ -560,6 +566,29 @@ class Bench:
         else:
             self.peers["systemd-creds"] = Peer("systemd-creds", False, "systemd-creds not installed (not installed by the benchmark)")
 
+    def setup_tpm(self) -> None:
+        """A swtpm (scripts/swtpm.sh) and a second vault whose device key it seals, for the TPM read row."""
+        self.tpm_env: dict[str, str] | None = None
+        if not shutil.which("swtpm"):
+            self.notes.append("no TPM row: swtpm is missing (Debian package `swtpm`; `make deps` installs it)")
+            return
+        w = self.work
+        sh([f"{ROOT}/scripts/swtpm.sh", "start", f"{w}/tpm"])
+        self.started_tpm = True
+        tcti = source_env(f"{w}/tpm/env")["VAULTCTL_TPM2_TCTI"]
+        for d in ("tpm-state", "tpm-config"):
+            os.makedirs(f"{w}/{d}", mode=0o700)
+        place = {"XDG_STATE_HOME": f"{w}/tpm-state", "XDG_CONFIG_HOME": f"{w}/tpm-config", "VAULTCTL_TPM2_TCTI": tcti}
+        self.tpm_env = {**self.env, **place}
+        self.tpm_gated_env = {**self.gated_env, **place}
+        value = secrets.token_hex(16).encode()
+        p = subprocess.run([self.vaultctl, "store", "tpm-0000"], env=self.tpm_env, input=value,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if p.returncode != 0 or not os.path.exists(f"{w}/tpm-state/vaultctl/device.tpm2"):
+            raise SetupError(f"vaultctl store with the swtpm-sealed key: exit {p.returncode}: "
+                             f"{p.stderr.decode(errors='replace').strip()}")
+        self.values["tpm-0000"] = value
+
     # ---- the vault's contents -----------------------------------------------------------------------
 
     def populate(self, size: int) -> None:
@@ -623,6 +652,14 @@ class Bench:
                 stdin=b"bench-secret-tool-store-value", group="peer"),
             Cmd("st-search", "`secret-tool search --all` (every vaultctl item, secrets loaded)", ["secret-tool", "search", "--all", "xdg:schema", SCHEMA], e, group="peer"),
         ]
+        if self.tpm_env:
+            # The device key sealed by swtpm: each read unseals it once, after PAM (a TPM round trip per read).
+            cmds += [
+                Cmd("read-dev-tpm", "`vaultctl read` device, key sealed by the TPM (swtpm; gated, password from the VAULT_ASKPASS script)",
+                    [v, "read", "tpm-0000"], self.tpm_gated_env, leaves_pam_folder=True),
+                Cmd("read-dev-tpm-stdin", "`vaultctl read --password-stdin` device, key sealed by the TPM (swtpm; gated)",
+                    [v, "read", "tpm-0000", "--password-stdin"], {**self.tpm_gated_env, "VAULT_ASKPASS": "/bin/false"}, stdin=PAM_LINE),
+            ]
         cmds += [Cmd(f"probe-{key}", label, [binary], e, group="startup") for key, label, binary in self.startup_probes]
         if self.peers.get("systemd-creds") and self.peers["systemd-creds"].ok:
             ce = self.creds_env
@@ -652,6 +689,9 @@ class Bench:
             return out
         for key in ("read-dev", "read-dev-stdin"):
             expect(key, lambda o: o == self.values["dev-0000"], "the stored bytes")
+        for key in ("read-dev-tpm", "read-dev-tpm-stdin"):
+            if key in cmds:
+                expect(key, lambda o: o == self.values["tpm-0000"], "the stored bytes")
         for key in ("read-sync", "read-sync-stdin"):
             expect(key, lambda o: o == self.values["sync-0000"], "the stored bytes")
         expect("st-lookup", lambda o: o == self.values["sync-0000"], "the stored bytes")
@@ -731,6 +771,9 @@ class Bench:
     def teardown(self) -> None:
         if self.gnupg_home and shutil.which("gpgconf"):
             subprocess.run(["gpgconf", "--kill", "all"], env={**os.environ, "GNUPGHOME": self.gnupg_home},
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if getattr(self, "started_tpm", False):
+            subprocess.run([f"{ROOT}/scripts/swtpm.sh", "stop", f"{self.work}/tpm"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if self.started_bus:
             subprocess.run([self.bus_script, "stop", f"{self.work}/bus"],
@@ -867,6 +910,13 @@ def report(b: Bench, results: dict[int, list[Cmd]], started: float, elapsed: flo
                      f"audit line). pam_wrapper starting in both processes is {fmt_ms(rig)} ms of it, a cost a real "
                      f"system does not have. With --password-stdin (no second process) the read takes "
                      f"{fmt_ms(stdin_read)} ms ({stdin_read / base:.2f}×)."]
+        if "read-dev-tpm" in by_key:
+            tpm, tpm_stdin = median_ms(by_key["read-dev-tpm"]), median_ms(by_key["read-dev-tpm-stdin"])
+            rows += ["", f"The TPM-sealed device key costs one unseal per read: the gated device read takes "
+                     f"{fmt_ms(tpm)} ms with it against {fmt_ms(median_ms(by_key['read-dev']))} ms with the machine-id key, "
+                     f"{fmt_ms(tpm - median_ms(by_key['read-dev']))} ms more ({fmt_ms(tpm_stdin - median_ms(by_key['read-dev-stdin']))} ms "
+                     f"with --password-stdin): connecting, re-creating the ECC storage primary from its template, a salted "
+                     f"session, loading the sealed object and unsealing, on swtpm (a hardware TPM is slower, tens of ms)."]
         tables += rows
 
     # Targets: one line each, the worst size decides.

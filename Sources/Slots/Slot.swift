@@ -31,6 +31,9 @@ public protocol Slot: Sendable {
     /// Whether `read` can get a locked value unlocked by asking a person (the provider's prompt on a
     /// desktop); see the default below.
     var canAskToUnlock: Bool { get }
+    /// What binds a held value's key to this machine (the device slot: `tpm2` or `machine-id`); nil for
+    /// backends without such a key, or when the slot holds no value.
+    func binding(of name: SlotName) -> String?
 }
 
 extension Slot {
@@ -43,4 +46,5 @@ extension Slot {
 
     /// A backend that has no locked values, or no way to ask for them, cannot.
     public var canAskToUnlock: Bool { false }
+    public func binding(of name: SlotName) -> String? { nil }
 }

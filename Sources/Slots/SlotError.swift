@@ -18,6 +18,14 @@ public enum SlotError: Error, Equatable, Sendable {
     case locked(String)
     /// The provider asked for confirmation in a prompt that nobody answered, or that was dismissed.
     case promptUnanswered(String)
+    /// The device key is sealed by a TPM that cannot be reached now (none configured, not answering).
+    case tpmUnavailable(path: String, detail: String)
+    /// A new device key could not be sealed by the configured TPM.
+    case tpmCannotSeal(detail: String)
+    /// The device key was sealed by another TPM (a copied state folder, or this TPM was cleared).
+    case tpmForeign(path: String)
+    /// The TPM is in dictionary-attack lockout; the seconds to wait when it said.
+    case tpmLockout(seconds: UInt32?)
     /// An operating-system call failed.
     case io(path: String, errno: Int32, operation: String)
 }

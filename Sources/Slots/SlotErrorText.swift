@@ -29,6 +29,15 @@ public enum SlotErrorText {
             return "The keyring is locked: \(why)."
         case .promptUnanswered(let why):
             return "The Secret Service asked for confirmation and got none: \(why)."
+        case .tpmUnavailable(let path, let detail):
+            return "The TPM that sealed this key is not available (\(path)): \(detail). Start or attach that TPM (or set \(TPMChoice.variable)) and try again; nothing was changed."
+        case .tpmCannotSeal(let detail):
+            return "The TPM could not seal a new device key: \(detail). Start or attach it, or set \(TPMChoice.variable)=none to bind the key to the machine id instead; nothing was changed."
+        case .tpmForeign(let path):
+            return "\(path) was sealed to another TPM (a copied state folder, or this TPM was cleared), so it cannot be unsealed here; nothing was changed."
+        case .tpmLockout(let seconds):
+            let wait = seconds.map { "try again in \($0) s" } ?? "try again later"
+            return "The TPM is in dictionary-attack lockout after too many failed authorizations; \(wait) (its owner can clear it with tpm2_dictionarylockout --clear-lockout)."
         case .io(let path, let e, let op):
             return "Failed to \(op) \(path): \(String(cString: strerror(e)))."
         }

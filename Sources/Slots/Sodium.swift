@@ -1,6 +1,7 @@
 import CSodium
 
-/// The one funnel to libsodium's primitives: initialization, keyed hashing, HMAC-SHA-256 and XChaCha20-Poly1305.
+/// The one funnel to libsodium's primitives: initialization, keyed hashing, HMAC-SHA-256, XChaCha20-Poly1305
+/// and sealed boxes (X25519 + XSalsa20-Poly1305 to a public key).
 /// (`SecretBytes` calls the memory functions itself: it is the memory type.)
 enum Sodium {
     static let keyBytes = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)
@@ -108,6 +109,57 @@ enum Sodium {
             _ = crypto_auth_hmacsha256_update(&state, p.assumingMemoryBound(to: UInt8.self), UInt64(part.count))
         }
         _ = crypto_auth_hmacsha256_final(&state, tag.baseAddress!.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// Bytes of an X25519 public or secret key, and what a sealed box adds to its message.
+    static let boxKeyBytes = Int(crypto_box_PUBLICKEYBYTES)
+    static let boxSealBytes = Int(crypto_box_sealbytes())
+
+    /// The X25519 key pair a 32-byte seed determines: the public key, and the secret key in a wiped buffer.
+    /// The corresponding C function is `crypto_box_seed_keypair`.
+    static func boxKeyPair(seed: SecretBytes) -> (publicKey: [UInt8], secretKey: SecretBytes) {
+        precondition(seed.count == Int(crypto_box_SEEDBYTES))
+        initialize()
+        var pk = [UInt8](repeating: 0, count: boxKeyBytes)
+        let sk = SecretBytes(capacity: Int(crypto_box_SECRETKEYBYTES))
+        sk.withUnsafeMutableBytes { raw, used in
+            seed.withUnsafeBytes { s in
+                _ = crypto_box_seed_keypair(&pk, raw.bindMemory(to: UInt8.self).baseAddress!,
+                                            s.bindMemory(to: UInt8.self).baseAddress!)
+            }
+            used = raw.count
+        }
+        return (pk, sk)
+    }
+
+    /// Encrypts `message` to `publicKey` with a fresh ephemeral key pair (anyone may seal; only the
+    /// secret key's holder opens). The corresponding C function is `crypto_box_seal`.
+    static func boxSeal(_ message: SecretBytes, to publicKey: [UInt8]) -> [UInt8] {
+        precondition(publicKey.count == boxKeyBytes)
+        initialize()
+        var out = [UInt8](repeating: 0, count: message.count + boxSealBytes)
+        message.withUnsafeBytes { m in
+            _ = crypto_box_seal(&out, m.bindMemory(to: UInt8.self).baseAddress!, UInt64(m.count), publicKey)
+        }
+        return out
+    }
+
+    /// Opens a sealed box into a wiped buffer; nil when it was not sealed to this key pair or was changed.
+    /// The corresponding C function is `crypto_box_seal_open`.
+    static func boxOpen(_ sealed: UnsafeRawBufferPointer, publicKey: [UInt8], secretKey: SecretBytes) -> SecretBytes? {
+        guard sealed.count > boxSealBytes, publicKey.count == boxKeyBytes else { return nil }
+        initialize()
+        let out = SecretBytes(capacity: sealed.count - boxSealBytes)
+        var rc: Int32 = -1
+        out.withUnsafeMutableBytes { raw, used in
+            secretKey.withUnsafeBytes { k in
+                rc = crypto_box_seal_open(raw.bindMemory(to: UInt8.self).baseAddress!,
+                                          sealed.bindMemory(to: UInt8.self).baseAddress!, UInt64(sealed.count),
+                                          publicKey, k.bindMemory(to: UInt8.self).baseAddress!)
+            }
+            used = rc == 0 ? raw.count : 0
+        }
+        return rc == 0 ? out : nil
     }
 
     /// Random bytes that are not secret (nonces). The corresponding C function is `randombytes_buf`.

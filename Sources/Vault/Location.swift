@@ -28,6 +28,8 @@ public struct LocationStatus: Sendable, Equatable {
     /// The mode `loadMode` answered; nil for unknown and none.
     public let mode: SlotMode?
     public let message: String
+    /// For a value in the device slot: what binds its key to this machine (`tpm2` or `machine-id`).
+    public var binding: String? = nil
 }
 
 extension Vault {
@@ -67,6 +69,7 @@ extension Vault {
         let mode: SlotMode?
         if case .mode(let m, _) = answer { mode = m } else { mode = nil }
 
+        let binding = mode == .device ? device.binding(of: name) : nil
         if case .holds(let locked) = inSync {
             // Any value in the collection may leave this device, so the state says so even when reads use
             // a device copy; the message says which one reads use.
@@ -74,19 +77,21 @@ extension Vault {
             var message: String
             if mode == .device {
                 message = "Slot '\(name)' is read from the device slot, but a copy is also in \(place). Whether that copy reaches your other devices depends on the provider; vaultctl cannot confirm it either way. Store or move the slot again to remove it."
+                if let b = binding { message += " " + Self.bindingText(b) }
             } else {
                 message = "Slot '\(name)' is in \(place). Whether it reaches your other devices depends on the provider; vaultctl cannot confirm that it does."
                 if locked { message += " It is locked in the provider (a locked collection, or an access the provider asks you to confirm): reading it needs the provider to unlock it." }
                 if case .holds = inDevice { message += " A copy is also in the device slot." }
             }
-            return LocationStatus(slot: name, state: .inSlot, mode: mode, message: message)
+            return LocationStatus(slot: name, state: .inSlot, mode: mode, message: message, binding: binding)
         }
         if case .holds = inDevice {
             var message = "Slot '\(name)' is sealed to this machine and cannot leave this device."
+            if let b = binding { message += " " + Self.bindingText(b) }
             if case .unknown(let e) = inSync {
                 message += " A copy in the Secret Service is not ruled out: it could not be asked (\(Self.reason(e)))."
             }
-            return LocationStatus(slot: name, state: .cannotLeaveDevice, mode: mode, message: message)
+            return LocationStatus(slot: name, state: .cannotLeaveDevice, mode: mode, message: message, binding: binding)
         }
         if case .unknown(let e) = inDevice {
             let message: String
@@ -104,6 +109,16 @@ extension Vault {
                 "Could not ask the Secret Service about '\(name)': \(Self.reason(e)). It is not in the device slot, but it may still be in the keyring.")
         }
         return LocationStatus(slot: name, state: .none, mode: nil, message: "Slot '\(name)' holds no value.")
+    }
+
+    /// What a device-slot binding means, in one sentence (never claims the TPM unless the key is sealed by it).
+    static func bindingText(_ binding: String) -> String {
+        switch binding {
+        case DeviceKeyBinding.tpm2.rawValue:
+            return "Its key is sealed by this machine's TPM: it cannot be unsealed on any other machine, even from a copy of the state folder."
+        default:
+            return "Its key is bound to this machine's id (/etc/machine-id): a restored backup does not open elsewhere, but a deliberate copy of the state folder to a machine with the same id does ('vaultctl device-key seal' moves it under a TPM)."
+        }
     }
 
     static func reason(_ e: SlotError) -> String {

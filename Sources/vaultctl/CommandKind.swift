@@ -11,6 +11,8 @@ enum CommandKind: String, CaseIterable, Sendable {
     case allowSupply = "allow-supply"
     case lock, unlock, log
     case policyCheck = "policy check"
+    case deviceKeyStatus = "device-key status"
+    case deviceKeySeal = "device-key seal"
     case help
 
     /// Whether the command may run while the vault is locked (`vaultctl lock`).
@@ -19,7 +21,8 @@ enum CommandKind: String, CaseIterable, Sendable {
         case .status, .list, .lock, .unlock, .log, .help:
             return true
         case .store, .read, .delete, .move, .recoveryGenerate, .recoveryShow, .recoveryStatus,
-             .recoveryConfirmCopied, .supply, .askpass, .allowSupply, .policyCheck:
+             .recoveryConfirmCopied, .supply, .askpass, .allowSupply, .policyCheck, .deviceKeySeal,
+             .deviceKeyStatus:
             return false
         }
     }
@@ -30,10 +33,10 @@ enum CommandKind: String, CaseIterable, Sendable {
     /// checked here; their PAM prompt still checks the limit.
     var checksRateLimitFirst: Bool {
         switch self {
-        case .read, .move, .recoveryShow:
+        case .read, .move, .recoveryShow, .deviceKeySeal:
             return true
         case .supply, .askpass, .allowSupply, .unlock, .store, .delete, .list, .status, .recoveryGenerate,
-             .recoveryStatus, .recoveryConfirmCopied, .lock, .log, .policyCheck, .help:
+             .recoveryStatus, .recoveryConfirmCopied, .lock, .log, .policyCheck, .help, .deviceKeyStatus:
             return false
         }
     }
@@ -42,10 +45,10 @@ enum CommandKind: String, CaseIterable, Sendable {
     /// never asks and reads the secret itself from standard input.
     var mayAskPAM: Bool {
         switch self {
-        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock:
+        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock, .deviceKeySeal:
             return true
         case .store, .delete, .list, .status, .recoveryGenerate, .recoveryStatus, .recoveryConfirmCopied,
-             .lock, .log, .policyCheck, .help:
+             .lock, .log, .policyCheck, .help, .deviceKeyStatus:
             return false
         }
     }

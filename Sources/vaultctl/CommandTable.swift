@@ -66,7 +66,8 @@ enum CommandTable {
                 States: in-slot (an item in the Secret Service; whether it reaches other devices depends on the \
                 provider and is never confirmed), cannot-leave-device (sealed to this machine), unknown (the \
                 device slot is empty and the Secret Service could not be asked), none (both asked, both empty). \
-                Exit 0 whenever it answered.
+                For a device-slot value the message (and "binding" in JSON) says what binds its key here: tpm2 \
+                (sealed by the TPM) or machine-id. Exit 0 whenever it answered.
                 """,
                 positionals: 1...1, options: [.flag("json", "print JSON")], run: StatusCommand.run),
         Command(kind: .move, synopsis: "move SLOT --to device|sync [--password-stdin]",
@@ -152,6 +153,23 @@ enum CommandTable {
                 document (78).
                 """,
                 positionals: 0...1, options: [], run: PolicyCommand.check),
+        Command(kind: .deviceKeyStatus, synopsis: "device-key status [--json]",
+                abstract: "Say what binds the device slot's key to this machine: the TPM or the machine id.",
+                discussion: """
+                tpm2: the key is sealed by the TPM and cannot be unsealed on any other machine, even from a \
+                copied state folder. machine-id: a restored backup does not open elsewhere, a deliberate copy \
+                with the same /etc/machine-id does. The TPM is VAULTCTL_TPM2_TCTI when set ('none': no TPM), \
+                else /dev/tpmrm0.
+                """,
+                positionals: 0...0, options: [.flag("json", "print JSON")], run: DeviceKeyCommand.status),
+        Command(kind: .deviceKeySeal, synopsis: "device-key seal [--password-stdin]",
+                abstract: "Re-key the device slot under a new TPM-sealed key (after PAM).",
+                discussion: """
+                Every device slot is re-sealed, one file at a time, under a new key sealed by the TPM; the \
+                machine-id key is removed last. Interrupted at any point, every slot stays readable; run it \
+                again to finish.
+                """,
+                positionals: 0...0, options: [], run: DeviceKeyCommand.seal),
         Command(kind: .help, synopsis: "help [COMMAND]",
                 abstract: "Show help for vaultctl or one command.",
                 discussion: "",

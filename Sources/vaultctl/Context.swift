@@ -66,7 +66,7 @@ final class Context {
         let gate = RateLimitedGate(pam) { () throws(VaultError) -> RateLimiter in
             RateLimiter(stateFolder: state, policy: try Policy.load(configFolder: config).rateLimit, clock: clock)
         }
-        let v = Vault(device: SealedFileSlot(folder: locations.state, machine: machine),
+        let v = Vault(device: SealedFileSlot(folder: locations.state, machine: machine, tpm: TPMChoice.fromEnvironment()),
                       sync: SecretServiceSlot(),
                       record: ModeRecord(folder: locations.config),
                       gate: gate,

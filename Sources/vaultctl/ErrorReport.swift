@@ -62,7 +62,9 @@ enum ErrorReport {
         let code: ExitCode
         switch error {
         case .empty: code = .noInput
-        case .badSecretSize, .foreignMachine, .wrongSlot, .tampered: code = .dataError
+        case .badSecretSize, .foreignMachine, .wrongSlot, .tampered, .tpmForeign: code = .dataError
+        case .tpmUnavailable, .tpmCannotSeal: code = .unavailable
+        case .tpmLockout: code = .tryLater
         case .unsafePermissions: code = .config
         case .serviceUnavailable, .locked, .promptUnanswered: code = .unavailable
         case .io: code = .failure

@@ -22,6 +22,11 @@ struct SlotErrorTextTests {
         .promptUnanswered("nobody answered the provider's prompt to store slot 'k' within 60 s"),
         .io(path: "/home/u/.local/state/vaultctl/slots/.tmp-1-2", errno: ENOSPC, operation: "write"),
         .io(path: "/x", errno: EACCES, operation: "read"),
+        .tpmUnavailable(path: "/home/u/.local/state/vaultctl/device.tpm2", detail: "could not connect to swtpm:path=/s (response code 0xa000a)"),
+        .tpmForeign(path: "/home/u/.local/state/vaultctl/device.tpm2"),
+        .tpmCannotSeal(detail: "the TPM at device:/dev/tpmrm0 refused to create the sealed object (response code 0x902)"),
+        .tpmLockout(seconds: 600),
+        .tpmLockout(seconds: nil),
     ]
 
     @Test func everyCaseIsCovered() {
@@ -29,11 +34,11 @@ struct SlotErrorTextTests {
         for error in Self.everyCase {
             switch error {
             case .empty, .badSecretSize, .foreignMachine, .wrongSlot, .tampered, .unsafePermissions,
-                 .serviceUnavailable, .locked, .promptUnanswered, .io:
+                 .serviceUnavailable, .locked, .promptUnanswered, .io, .tpmUnavailable, .tpmForeign, .tpmLockout, .tpmCannotSeal:
                 break
             }
         }
-        #expect(Self.everyCase.count == 12)
+        #expect(Self.everyCase.count == 17)
     }
 
     @Test(arguments: everyCase)

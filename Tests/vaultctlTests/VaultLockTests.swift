@@ -44,6 +44,8 @@ struct VaultLockTests {
         case .unlock: return ["unlock"]
         case .log: return ["log"]
         case .policyCheck: return ["policy", "check", policyFile]
+        case .deviceKeyStatus: return ["device-key", "status"]
+        case .deviceKeySeal: return ["device-key", "seal"]
         case .help: return ["help"]
         }
     }

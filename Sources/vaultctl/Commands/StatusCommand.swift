@@ -33,6 +33,7 @@ enum StatusCommand {
             ("state", JSON.string(s.state.rawValue)),
             ("mode", s.mode.map { JSON.string($0.rawValue) } ?? "null"),
             ("message", JSON.string(s.message)),
+            ("binding", s.binding.map { JSON.string($0) } ?? "null"),
         ]
         fields += extra
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"

@@ -101,7 +101,49 @@ struct SealedFileFormatTests {
         let long = SlotName.test(String(repeating: "n", count: SlotName.maximumLength))
         let sealed = SealedFileFormat.seal(.random(count: SecretBytes.maximumCount), name: long,
                                            machineTag: hereMachine.tag, key: Self.key())
-        #expect(sealed.count == SealedFileFormat.maximumFileCount)
+        // Version 1 is the smaller: version 2 adds a key id and the sealed file key.
+        #expect(sealed.count + 16 + SealedFileFormat.wrappedKeyCount == SealedFileFormat.maximumFileCount)
+        let v2 = SealedFileFormat.seal(.random(count: SecretBytes.maximumCount), name: long,
+                                       machineTag: hereMachine.tag, to: Self.tpmKey().key)
+        #expect(v2.count == SealedFileFormat.maximumFileCount)
+    }
+
+    // MARK: - Version 2: sealed to the TPM-sealed key's public key
+
+    /// A TPM-sealed key's public parts with its secret key (no TPM: the seed is made here).
+    static func tpmKey() -> (key: TPMDeviceKey, secretKey: SecretBytes) {
+        let pair = Sodium.boxKeyPair(seed: .random(count: 32))
+        return (TPMDeviceKey(path: "/state/device.tpm2", publicKey: pair.publicKey, blob: []), pair.secretKey)
+    }
+
+    @Test func versionTwoOpensWithItsSecretKeyOnly() throws {
+        let (key, secretKey) = Self.tpmKey()
+        let sealed = SealedFileFormat.seal(.test(Self.plaintext), name: Self.name, machineTag: hereMachine.tag, to: key)
+        #expect(sealed[8] == 2 && Array(sealed[25..<41]) == key.keyID, "the header names its key")
+        let opened = try sealed.withTypedUnsafeBytes { (raw) throws(SlotError) in
+            try SealedFileFormat.open(raw, name: Self.name, machineTag: hereMachine.tag, key: key, secretKey: secretKey, path: "/p")
+        }
+        #expect(opened.testBytes == Array(Self.plaintext.utf8))
+        // Another key pair (another TPM-sealed key) does not open it, and says which key it needs.
+        let (other, otherSecret) = Self.tpmKey()
+        let wrongKey = failure { try sealed.withTypedUnsafeBytes { (raw) throws(SlotError) in
+            try SealedFileFormat.open(raw, name: Self.name, machineTag: hereMachine.tag, key: other, secretKey: otherSecret, path: "/p")
+        } }
+        #expect(wrongKey?.isTampered == true)
+        // The version 1 opener refuses it (it is not under device.key).
+        let v1 = failure { try sealed.withTypedUnsafeBytes { (raw) throws(SlotError) in
+            try SealedFileFormat.open(raw, name: Self.name, machineTag: hereMachine.tag, key: Self.key(), path: "/p")
+        } }
+        #expect(v1?.isTampered == true)
+        // Every changed byte (header, sealed file key, nonce, ciphertext) is refused.
+        for index in stride(from: 0, to: sealed.count, by: 7) {
+            var bad = sealed
+            bad[index] ^= 0x01
+            let e = failure { try bad.withTypedUnsafeBytes { (raw) throws(SlotError) in
+                try SealedFileFormat.open(raw, name: Self.name, machineTag: hereMachine.tag, key: key, secretKey: secretKey, path: "/p")
+            } }
+            #expect(e != nil, "byte \(index) changed, yet it opened")
+        }
     }
 
     // MARK: - Sealing and opening

@@ -55,7 +55,19 @@ struct SealedFileSlotTamperTests {
         }
     }
 
-    @Test(arguments: [0, 2, 0x7f, 0xff] as [UInt8])
+    /// Version 2 (the TPM-sealed key's format) is a known version: a version 1 file relabelled 2 is read
+    /// with that layout and refused, never opened.
+    @Test func versionOneRelabelledTwoIsTampered() throws {
+        try withStateFolder { state throws in
+            var file = try Self.sealedFile(in: state)
+            file[8] = 2
+            try overwrite(state.slotPath("k"), with: file)
+            let error = refusal(state.slot(), Self.name)
+            #expect(error?.isTampered == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test(arguments: [0, 3, 0x7f, 0xff] as [UInt8])
     func unknownVersionIsTampered(_ version: UInt8) throws {
         try withStateFolder { state throws in
             var file = try Self.sealedFile(in: state)

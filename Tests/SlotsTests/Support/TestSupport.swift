@@ -112,9 +112,9 @@ extension SlotError {
     var path: String? {
         switch self {
         case .foreignMachine(let path), .wrongSlot(let path, _), .tampered(let path, _),
-             .unsafePermissions(let path, _), .io(let path, _, _):
+             .unsafePermissions(let path, _), .io(let path, _, _), .tpmUnavailable(let path, _), .tpmForeign(let path):
             return path
-        case .empty, .badSecretSize, .serviceUnavailable, .locked, .promptUnanswered:
+        case .empty, .badSecretSize, .serviceUnavailable, .locked, .promptUnanswered, .tpmLockout, .tpmCannotSeal:
             return nil
         }
     }

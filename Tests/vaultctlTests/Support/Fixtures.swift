@@ -97,6 +97,9 @@ enum Fixtures {
         for entry in entries where entry.hasPrefix("kr.") && Paths.exists("\(root)/\(entry)/pids") {
             _ = ProcessRunner.run(Paths.secretServiceScript, ["stop", "\(root)/\(entry)"], environment: baseEnvironment)
         }
+        for entry in entries where entry.hasPrefix("tpm.") && Paths.exists("\(root)/\(entry)/pids") {
+            _ = ProcessRunner.run(Paths.swtpmScript, ["stop", "\(root)/\(entry)"], environment: baseEnvironment)
+        }
         try? FileManager.default.removeItem(atPath: root)
     }
 
@@ -106,9 +109,11 @@ enum Fixtures {
         let script = """
         while kill -0 "$1" 2>/dev/null; do sleep 1; done
         for d in "$3"/kr.*; do [ -f "$d/pids" ] && "$2" stop "$d"; done
+        for d in "$3"/tpm.*; do [ -f "$d/pids" ] && "$4" stop "$d"; done
         rm -rf "$3"
         """
-        let words: [String] = ["sh", "-c", script, "vaultctl-e2e-guard", "\(getpid())", Paths.secretServiceScript, root]
+        let words: [String] = ["sh", "-c", script, "vaultctl-e2e-guard", "\(getpid())", Paths.secretServiceScript, root,
+                               Paths.swtpmScript]
         let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = [strdup("PATH=\(Paths.systemPATH)"), nil]
         defer {

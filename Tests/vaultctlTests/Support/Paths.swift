@@ -23,6 +23,7 @@ enum Paths {
 
     static var secretServiceScript: String { "\(repositoryRoot)/scripts/secret-service.sh" }
     static var pamStackScript: String { "\(repositoryRoot)/scripts/pam-stack.sh" }
+    static var swtpmScript: String { "\(repositoryRoot)/scripts/swtpm.sh" }
 
     /// The PATH every child process gets: system folders only, so the tests do not depend on the caller's.
     static let systemPATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

@@ -67,6 +67,8 @@ final class Sandbox {
         env["XDG_STATE_HOME"] = stateHome
         env["XDG_CONFIG_HOME"] = configHome
         env["DBUS_SESSION_BUS_ADDRESS"] = busAddress
+        // No TPM unless a test gives one (a machine with /dev/tpmrm0 must not change what other tests see).
+        env["VAULTCTL_TPM2_TCTI"] = "none"
         for (k, v) in try Fixtures.pamEnvironment.get() { env[k] = v }
         switch askpass {
         case .correct: env["VAULT_ASKPASS"] = "\(Fixtures.askpassFolder)/correct"

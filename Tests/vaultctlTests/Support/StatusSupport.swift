@@ -13,6 +13,8 @@ struct StatusDocument: CustomStringConvertible {
     let message: String
     /// Only `recovery status`: the `copied` field (`.some(nil)` for JSON null); nil when absent.
     let copied: Bool??
+    /// `"binding"`: `tpm2` or `machine-id` for a device-slot value; nil for JSON null or when absent.
+    let binding: String?
     let keys: Set<String>
     let text: String
 
@@ -53,7 +55,7 @@ struct StatusDocument: CustomStringConvertible {
             }
         }
         return StatusDocument(slot: slot, state: state, mode: mode, message: message, copied: copied,
-                              keys: Set(dict.keys), text: text)
+                              binding: dict["binding"] as? String, keys: Set(dict.keys), text: text)
     }
 }
 
@@ -67,6 +69,7 @@ extension Sandbox {
         env["XDG_STATE_HOME"] = stateHome
         env["XDG_CONFIG_HOME"] = configHome
         env["DBUS_SESSION_BUS_ADDRESS"] = busAddress
+        env["VAULTCTL_TPM2_TCTI"] = "none"
         return env
     }
 

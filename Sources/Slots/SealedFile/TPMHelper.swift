@@ -1,0 +1,168 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystem
+
+/// Why a TPM operation did not succeed, as the `vaultctl-tpm` helper reports it; `TPMDeviceKey` turns
+/// these into `SlotError`s with a path.
+public enum TPMFailure: Error, Equatable, Sendable {
+    /// The TCTI could not be loaded or connected, or the TPM did not answer within the time bound.
+    case unavailable(String)
+    /// The blobs were made under another TPM's storage primary key.
+    case foreign
+    /// Dictionary-attack lockout; the seconds until the TPM allows one more try, when it said.
+    case lockout(seconds: UInt32?)
+    /// The blobs do not parse, or this TPM refuses them as changed.
+    case damaged(String)
+    /// The TPM (or the TSS) answered `code` when asked to do `what`.
+    case refused(code: UInt32, what: String)
+    /// Anything else that went wrong.
+    case failed(String)
+
+    /// The one line the helper prints for this failure (tab-separated, no secret in it; each text is made
+    /// one line of its own, so a TCTI string with a tab or newline in it cannot shift the fields).
+    public var line: String {
+        func text(_ s: String) -> String { SlotErrorText.oneLine(s, limit: 600) }
+        switch self {
+        case .unavailable(let why): return "unavailable\t\(text(why))"
+        case .foreign: return "foreign"
+        case .lockout(let seconds): return "lockout\t\(seconds.map(String.init) ?? "")"
+        case .damaged(let why): return "damaged\t\(text(why))"
+        case .refused(let code, let what): return "refused\t\(code)\t\(text(what))"
+        case .failed(let why): return "failed\t\(text(why))"
+        }
+    }
+
+    /// Reads a line `line` printed; nil for anything else.
+    public init?(line: String) {
+        let fields = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        switch (fields.first, fields.count) {
+        case ("unavailable", 2): self = .unavailable(fields[1])
+        case ("foreign", 1): self = .foreign
+        case ("lockout", 2): self = .lockout(seconds: UInt32(fields[1]))
+        case ("damaged", 2): self = .damaged(fields[1])
+        case ("refused", 3):
+            guard let code = UInt32(fields[1]) else { return nil }
+            self = .refused(code: code, what: fields[2])
+        case ("failed", 2): self = .failed(fields[1])
+        default: return nil
+        }
+    }
+}
+
+/// Runs the `vaultctl-tpm` helper, the only program linked with tpm2-tss: `seal` (the seed on its standard
+/// input, the TPM blob on its output) and `unseal` (the blob in, the seed out).
+///
+/// Why a helper: tpm2-tss's ESAPI pulls in libcrypto, and loading it (and libtss2-sys) cost every vaultctl
+/// command about 2 ms of start-up, TPM or not; now only a command that seals or unseals pays it, in a
+/// process of its own. The helper is the file `vaultctl-tpm` beside the running `vaultctl` (the same
+/// folder, so it is as trusted as vaultctl itself); the seed crosses only the pipes between the two, never
+/// argv or the environment. Everything is bounded: the helper gives up on the TPM after 5 s and says so, and
+/// is killed if it has not finished within `deadlineSeconds`.
+enum TPMHelper {
+    static let fileName = "vaultctl-tpm"
+    static let deadlineSeconds = 8.0
+    /// Largest answer: a blob (a name, a public and a private area) or a failure line.
+    static let maximumOutput = 8192
+
+    static func seal(_ seed: SecretBytes, tcti: String) throws(TPMFailure) -> [UInt8] {
+        let out = try seed.withUnsafeBytes { (raw) throws(TPMFailure) -> SecretBytes in
+            try run("seal", tcti: tcti, input: raw)
+        }
+        return out.withUnsafeBytes { Array($0) }  // a blob holds nothing secret
+    }
+
+    static func unseal(_ blob: [UInt8], tcti: String) throws(TPMFailure) -> SecretBytes {
+        try blob.withTypedUnsafeBytes { (raw) throws(TPMFailure) -> SecretBytes in try run("unseal", tcti: tcti, input: raw) }
+    }
+
+    /// The helper's path: beside the running executable.
+    static var path: String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        let exe = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let slash = exe.lastIndex(of: "/") else { return nil }
+        return "\(exe[..<slash])/\(fileName)"
+    }
+
+    private static func run(_ operation: String, tcti: String, input: UnsafeRawBufferPointer) throws(TPMFailure) -> SecretBytes {
+        guard let helper = path, access(helper, X_OK) == 0 else {
+            throw .unavailable("the TPM helper \(fileName) is not installed beside vaultctl")
+        }
+        var inFDs: [Int32] = [-1, -1]
+        var outFDs: [Int32] = [-1, -1]
+        guard vaultctl_pipe_cloexec(&inFDs) == 0 else { throw .failed("could not make a pipe to the TPM helper") }
+        guard vaultctl_pipe_cloexec(&outFDs) == 0 else {
+            close(inFDs[0]); close(inFDs[1])
+            throw .failed("could not make a pipe to the TPM helper")
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, inFDs[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, outFDs[1], 1)
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attr, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let words: [String] = [helper, operation, tcti]
+        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, helper, &actions, &attr, argv, environ)
+        close(inFDs[0])
+        close(outFDs[1])
+        guard rc == 0 else {
+            close(inFDs[1]); close(outFDs[0])
+            throw .unavailable("could not start the TPM helper \(helper): \(String(cString: strerror(rc)))")
+        }
+        // The input (at most a few KiB) fits in the pipe: written whole, then end of file.
+        var written = 0
+        while written < input.count {
+            let n = write(inFDs[1], input.baseAddress! + written, input.count - written)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            written += n
+        }
+        close(inFDs[1])
+
+        let deadline = Deadline(secondsFromNow: deadlineSeconds)
+        let out = SecretBytes(capacity: maximumOutput)
+        var timedOut = false
+        out.withUnsafeMutableBytes { raw, used in
+            var poller = pollfd(fd: outFDs[0], events: Int16(POLLIN), revents: 0)
+            while used < raw.count {
+                let ready = poll(&poller, 1, deadline.remainingMilliseconds)
+                if ready < 0 && errno == EINTR { continue }
+                if ready == 0 { timedOut = true; break }
+                let n = read(outFDs[0], raw.baseAddress! + used, raw.count - used)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                used += n
+            }
+        }
+        close(outFDs[0])
+        if timedOut { kill(pid, SIGKILL) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        if timedOut {
+            throw .unavailable("the TPM helper did not finish within \(Int(deadlineSeconds)) s and was stopped")
+        }
+        let exited = (status & 0x7f) == 0
+        let code = (status >> 8) & 0xff
+        guard exited, code == 0 else {
+            let text = out.withUnsafeBytes { raw in String(decoding: raw.prefix { $0 != 0x0A }, as: UTF8.self) }
+            if exited, let failure = TPMFailure(line: text) { throw failure }
+            throw .failed("the TPM helper ended with \(exited ? "status \(code)" : "signal \(status & 0x7f)")")
+        }
+        return out
+    }
+}

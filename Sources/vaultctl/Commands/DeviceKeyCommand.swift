@@ -1,0 +1,57 @@
+import Slots
+import Vault
+
+/// `vaultctl device-key status [--json]` and `vaultctl device-key seal`: which key binds the device slot,
+/// and moving it under the TPM.
+enum DeviceKeyCommand {
+    static func status(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
+        let vault = try context.vault()
+        guard let device = vault.sealedDevice else { throw CommandFailure(code: .failure, message: "The device slot is not a sealed-file slot.") }
+        let state: SealedFileSlot.KeyState
+        do { state = try device.keyState() } catch { throw ErrorReport.failure(error) }
+        let tpm = device.tpm
+        let binding = state.binding
+        var message: String
+        switch binding {
+        case .tpm2?:
+            message = "The device key is sealed by the TPM (\(tpm?.tcti ?? "none configured now")): it cannot be unsealed on any other machine, even from a copy of the state folder. No PCR policy is set, so firmware and kernel updates do not lock it."
+        case .machineID?:
+            message = "The device key is bound to this machine's id (/etc/machine-id): a restored backup does not open elsewhere, but a deliberate copy of the state folder to a machine with the same id does."
+            if state.unfinished {
+                message += " A move under the TPM was started and not finished (\(state.machineIDSlots) slot(s) still under the machine-id key); run 'vaultctl device-key seal' again to finish it."
+            } else if tpm != nil {
+                message += " A TPM is available (\(tpm!.tcti)): 'vaultctl device-key seal' moves the key under it."
+            } else {
+                message += " There is no TPM to move it under: \(TPMChoice.noneReason)."
+            }
+        case nil:
+            message = tpm.map { "No device key yet; the first device-slot store will seal one by the TPM (\($0.tcti))." }
+                ?? "No device key yet; with no TPM available here, the first device-slot store will bind one to the machine id."
+        }
+        if args.has("json") {
+            let fields: [(String, String)] = [
+                ("binding", binding.map { JSON.string($0.rawValue) } ?? "null"),
+                ("tpm", tpm.map { JSON.string($0.tcti) } ?? "null"),
+                ("tpmSlots", String(state.tpmSlots)),
+                ("machineIdSlots", String(state.machineIDSlots)),
+                ("unfinished", state.unfinished ? "true" : "false"),
+                ("message", JSON.string(message)),
+            ]
+            Output.out("{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}\n")
+        } else {
+            Output.out("\(binding?.rawValue ?? "none"): \(message)\n")
+        }
+    }
+
+    static func seal(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
+        let vault = try context.vault()
+        let outcome: SealedFileSlot.RekeyOutcome?
+        do { outcome = try vault.sealDeviceKey() } catch { throw ErrorReport.failure(error) }
+        guard let outcome else {
+            Output.err("vaultctl: the device key already is sealed by the TPM; nothing changed.\n")
+            return
+        }
+        let key = outcome.createdKey ? "a new TPM-sealed device key" : "the TPM-sealed device key an earlier run made"
+        Output.err("vaultctl: \(outcome.resealed) device slot(s) re-sealed under \(key)\(outcome.removedOldKey ? "; the machine-id key was removed" : "").\n")
+    }
+}

@@ -1,0 +1,332 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// The device key sealed by a real software TPM (swtpm on private sockets): store and read, what status
+/// says, the blobs as tpm2-tools see them, and every bad condition (another TPM, no TPM, a hung TPM,
+/// damaged blobs, lockout) refused with its exit code and nothing changed.
+@Suite("device key sealed by the TPM", .serialized)
+struct TPMDeviceKeyTests {
+    /// `VAULTCTL_TPM2_TCTI` for a TPM.
+    static func using(_ tpm: SoftwareTPM) -> [String: String] { ["VAULTCTL_TPM2_TCTI": tpm.tcti] }
+
+    var tpmKeyPath: (Sandbox) -> String { { "\($0.stateFolder)/device.tpm2" } }
+
+    /// The state folder's files and their bytes (to prove a refusal changed nothing).
+    static func snapshot(_ sb: Sandbox) -> [String: [UInt8]] {
+        var out: [String: [UInt8]] = [:]
+        for path in ["device.tpm2", "device.key"] {
+            if let b = FileBytes.read("\(sb.stateFolder)/\(path)") { out[path] = b }
+        }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "\(sb.stateFolder)/slots")) ?? [] {
+            out["slots/\(name)"] = FileBytes.read("\(sb.stateFolder)/slots/\(name)")
+        }
+        return out
+    }
+
+    /// The three TPM2B parts after the file's fixed header (magic 8, machine tag 16, public key 32).
+    static func tpmParts(_ file: [UInt8]) -> [[UInt8]] {
+        var parts: [[UInt8]] = []
+        var at = 8 + 16 + 32
+        while at + 2 <= file.count, parts.count < 3 {
+            let n = Int(file[at]) << 8 | Int(file[at + 1])
+            guard at + 2 + n <= file.count else { break }
+            parts.append(Array(file[at..<(at + 2 + n)]))
+            at += 2 + n
+        }
+        return parts
+    }
+
+    @Test func storeAndReadSealedByTheTPM() throws {
+        let tpm = try SoftwareTPM.start()
+        defer { tpm.stop() }
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("tpm")
+        let secret = TestData.binarySecret(name)
+        let s = try sb.vaultctl(["store", name, "--mode", "device"], stdin: .bytes(secret), overriding: Self.using(tpm))
+        try #require(s.status == 0, "\(s)")
+        #expect(Paths.exists("\(sb.stateFolder)/device.tpm2"))
+        #expect(!Paths.exists("\(sb.stateFolder)/device.key"), "a new vault with a TPM gets no machine-id key")
+        let file = try #require(FileBytes.read(sb.slotFile(name)))
+        #expect(file.count > 8 && file[8] == 2, "the slot file names the TPM-sealed key (format version 2)")
+        #expect(!file.contains(subsequence: secret))
+        var st = stat()
+        #expect(stat("\(sb.stateFolder)/device.tpm2", &st) == 0 && st.st_mode & 0o777 == 0o600)
+
+        let r = try sb.vaultctl(["read", name], overriding: Self.using(tpm))
+        #expect(r.status == 0 && r.stdout == secret, "\(r)")
+
+        let doc = try sb.status(name, overriding: Self.using(tpm))
+        #expect(doc.state == "cannot-leave-device" && doc.mode == "device", "\(doc)")
+        #expect(doc.binding == "tpm2", "\(doc)")
+        #expect(doc.message.contains("sealed by this machine's TPM") && doc.message.contains("cannot be unsealed on any other machine"), "\(doc)")
+        let text = sb.vaultctlWithoutPAM(["status", name], overriding: Self.using(tpm))
+        #expect(text.status == 0 && text.stdoutText.contains("sealed by this machine's TPM"), "\(text)")
+
+        let ks = sb.vaultctlWithoutPAM(["device-key", "status", "--json"], overriding: Self.using(tpm))
+        #expect(ks.status == 0 && ks.stdoutText.contains(#""binding":"tpm2""#), "\(ks)")
+    }
+
+    @Test func withoutATPMStatusSaysMachineIDAndNeverClaimsTheTPM() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("mid")
+        try sb.store(name, TestData.textSecret(name), mode: "device")  // VAULTCTL_TPM2_TCTI=none
+        #expect(Paths.exists("\(sb.stateFolder)/device.key"))
+        #expect(!Paths.exists("\(sb.stateFolder)/device.tpm2"))
+        let doc = try sb.status(name)
+        #expect(doc.state == "cannot-leave-device" && doc.binding == "machine-id", "\(doc)")
+        #expect(doc.message.contains("bound to this machine's id") && doc.message.contains("a deliberate copy"), "\(doc)")
+        #expect(!doc.message.contains("sealed by this machine's TPM"), "\(doc)")
+        // A TPM being there now does not make an old machine-id key "sealed by the TPM".
+        let tpm = try SoftwareTPM.start()
+        defer { tpm.stop() }
+        let again = try sb.status(name, overriding: Self.using(tpm))
+        #expect(again.binding == "machine-id", "\(again)")
+        let ks = sb.vaultctlWithoutPAM(["device-key", "status"], overriding: Self.using(tpm))
+        #expect(ks.status == 0 && ks.stdoutText.hasPrefix("machine-id:") && ks.stdoutText.contains("device-key seal"), "\(ks)")
+        // A value only in the Secret Service has no device binding.
+        let synced = sb.uniqueSlot("sync")
+        try sb.store(synced, TestData.textSecret(synced), mode: "sync")
+        let s = try sb.status(synced)
+        #expect(s.binding == nil && s.keys.contains("binding"), "\(s)")
+    }
+
+    @Test func tpm2ToolsSeeASealedObjectUnderTheStoragePrimary() throws {
+        let tpm = try SoftwareTPM.start()
+        defer { tpm.stop() }
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("tools")
+        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
+        try #require(s.status == 0, "\(s)")
+        let file = try #require(FileBytes.read("\(sb.stateFolder)/device.tpm2"))
+        let parts = Self.tpmParts(file)
+        try #require(parts.count == 3, "device.tpm2 holds a name, a public and a private area")
+        let work = try Fixtures.makeFolder("tools")
+        #expect(FileBytes.write("\(work)/pub", parts[1]) && FileBytes.write("\(work)/priv", parts[2]))
+
+        let printed = tpm.tool("tpm2_print", ["-t", "TPM2B_PUBLIC", "\(work)/pub"])
+        #expect(printed.status == 0, "\(printed)")
+        #expect(printed.stdoutText.contains("keyedhash"), "a sealed data object: \(printed.stdoutText)")
+        #expect(printed.stdoutText.contains("fixedtpm|fixedparent|userwithauth"), "\(printed.stdoutText)")
+
+        // The same fixed template gives the primary whose name the file recorded, and the object loads
+        // under it and unseals 32 bytes (the seed; not printed).
+        let primary = tpm.tool("tpm2_createprimary", ["-C", "o", "-g", "sha256", "-G", "ecc256:aes128cfb",
+                                                      "-a", "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|restricted|decrypt",
+                                                      "-c", "\(work)/primary.ctx"])
+        #expect(primary.status == 0, "\(primary)")
+        let recordedName = parts[0].dropFirst(2).map { String(format: "%02x", $0) }.joined()
+        _ = tpm.tool("tpm2_flushcontext", ["-t"])  // swtpm has no resource manager: free its three object slots
+        let primaryName = tpm.tool("tpm2_readpublic", ["-c", "\(work)/primary.ctx"])
+        #expect(primaryName.stdoutText.contains("name: \(recordedName)"), "recorded \(recordedName), tool: \(primaryName)")
+        _ = tpm.tool("tpm2_flushcontext", ["-t"])
+        let loaded = tpm.tool("tpm2_load", ["-C", "\(work)/primary.ctx", "-u", "\(work)/pub", "-r", "\(work)/priv",
+                                            "-c", "\(work)/object.ctx"])
+        #expect(loaded.status == 0, "\(loaded)")
+        _ = tpm.tool("tpm2_flushcontext", ["-t"])
+        let unsealed = tpm.tool("tpm2_unseal", ["-c", "\(work)/object.ctx"])
+        #expect(unsealed.status == 0 && unsealed.stdout.count == 32, "\(unsealed)")
+        _ = tpm.tool("tpm2_flushcontext", ["-t"])
+
+        // Another TPM's primary is another key: the private blob does not load under it.
+        let other = try SoftwareTPM.start()
+        defer { other.stop() }
+        let otherPrimary = other.tool("tpm2_createprimary", ["-C", "o", "-g", "sha256", "-G", "ecc256:aes128cfb",
+                                                             "-a", "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|restricted|decrypt",
+                                                             "-c", "\(work)/other.ctx"])
+        #expect(otherPrimary.status == 0, "\(otherPrimary)")
+        _ = other.tool("tpm2_flushcontext", ["-t"])
+        let otherName = other.tool("tpm2_readpublic", ["-c", "\(work)/other.ctx"])
+        #expect(otherName.status == 0 && !otherName.stdoutText.contains(recordedName), "\(otherName)")
+        _ = other.tool("tpm2_flushcontext", ["-t"])
+        let refused = other.tool("tpm2_load", ["-C", "\(work)/other.ctx", "-u", "\(work)/pub", "-r", "\(work)/priv",
+                                               "-c", "\(work)/other-object.ctx"])
+        #expect(refused.status != 0, "\(refused)")
+    }
+
+    @Test func aStateFolderCopiedToAnotherTPMIs65AndChangesNothing() throws {
+        let tpm = try SoftwareTPM.start()
+        defer { tpm.stop() }
+        let other = try SoftwareTPM.start()
+        defer { other.stop() }
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("copied")
+        let secret = TestData.binarySecret(name)
+        let s = try sb.vaultctl(["store", name, "--mode", "device"], stdin: .bytes(secret), overriding: Self.using(tpm))
+        try #require(s.status == 0, "\(s)")
+
+        // The copy: the same files, the same machine-id (this machine), another TPM.
+        let copy = try Sandbox()
+        let cp = ProcessRunner.run(Paths.tool("cp"), ["-a", sb.stateFolder, copy.stateHome], environment: Fixtures.baseEnvironment)
+        try #require(cp.status == 0, "\(cp)")
+        let before = Self.snapshot(copy)
+        let r = try copy.vaultctl(["read", name], overriding: Self.using(other))
+        #expect(r.status == 65, "\(r)")
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr.contains("sealed to another TPM"), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1, "one line: \(r.stderr)")
+        #expect(Self.snapshot(copy) == before, "nothing was deleted or rewritten")
+        // A store into the copy does not re-key it either: the other TPM still cannot open the old value.
+        let again = try copy.vaultctl(["read", name], overriding: Self.using(other))
+        #expect(again.status == 65, "\(again)")
+        // The original TPM still opens the copy: the binding is to the TPM, not to the folder.
+        let home = try copy.vaultctl(["read", name], overriding: Self.using(tpm))
+        #expect(home.status == 0 && home.stdout == secret, "\(home)")
+    }
+
+    @Test func aStoppedTPMIs69WithinSecondsAndChangesNothing() throws {
+        let tpm = try SoftwareTPM.start()
+        defer { tpm.stop() }
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("stopped")
+        let secret = TestData.binarySecret(name)
+        let s = try sb.vaultctl(["store", name], stdin: .bytes(secret), overriding: Self.using(tpm))
+        try #require(s.status == 0, "\(s)")
+        tpm.stop()
+        let before = Self.snapshot(sb)
+        let r = try sb.vaultctl(["read", name], overriding: Self.using(tpm), timeout: .seconds(20))
+        #expect(r.status == 69, "\(r)")
+        #expect(r.stderr.contains("the TPM that sealed this key is not available") || r.stderr.contains("The TPM that sealed this key is not available"), "\(r.stderr)")
+        #expect(r.elapsed < .seconds(5), "\(r.elapsed)")
+        #expect(Self.snapshot(sb) == before)
+        // No TPM configured at all (the variable unset, no /dev/tpmrm0 here): the same answer.
+        let none = try sb.vaultctl(["read", name], overriding: ["VAULTCTL_TPM2_TCTI": "none"])
+        #expect(none.status == 69 && none.stderr.contains("not available"), "\(none)")
+        // Status still answers, without the TPM.
+        let doc = try sb.status(name, overriding: Self.using(tpm))
+        #expect(doc.binding == "tpm2", "\(doc)")
+        // A store needs no TPM: it seals to the key's public half.
+        let later = sb.uniqueSlot("later")
+        let stored = try sb.vaultctl(["store", later], stdin: .bytes(secret), overriding: Self.using(tpm))
+        #expect(stored.status == 0, "\(stored)")
+        // The same TPM back: both values open.
+        try tpm.restart()
+        let back = try sb.vaultctl(["read", name], overriding: Self.using(tpm))
+        #expect(back.status == 0 && back.stdout == secret, "\(back)")
+        let backLater = try sb.vaultctl(["read", later], overriding: Self.using(tpm))
+        #expect(backLater.status == 0 && backLater.stdout == secret, "\(backLater)")
+    }
+
+    @Test func aTPMThatStopsAnsweringIs69WithinSecondsNeverAHang() throws {
+        let tpm = try SoftwareTPM.start()
+        defer { tpm.stop() }
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("hung")
+        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
+        try #require(s.status == 0, "\(s)")
+        let pid = try #require(tpm.pid)
+        kill(pid, SIGSTOP)
+        let r = try sb.vaultctl(["read", name], overriding: Self.using(tpm), timeout: .seconds(30))
+        kill(pid, SIGCONT)
+        #expect(r.status == 69 && !r.timedOut, "\(r)")
+        #expect(r.stderr.contains("did not answer"), "\(r.stderr)")
+        #expect(r.elapsed < .seconds(12), "bounded by the TPM command timeout: \(r.elapsed)")
+    }
+
+    @Test func damagedBlobsAre65AndAreNotRewritten() throws {
+        let tpm = try SoftwareTPM.start()
+        defer { tpm.stop() }
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("damaged")
+        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
+        try #require(s.status == 0, "\(s)")
+        let path = "\(sb.stateFolder)/device.tpm2"
+        let good = try #require(FileBytes.read(path))
+        // A changed byte inside the private area (the TPM's own integrity check refuses it), and one in a
+        // size field (libtss2-mu refuses to parse it).
+        for (what, at) in [("private area", good.count - 5), ("size field", 8 + 16 + 32)] {
+            var bad = good
+            bad[at] ^= 0x5a
+            #expect(FileBytes.write(path, bad))
+            let before = Self.snapshot(sb)
+            let r = try sb.vaultctl(["read", name], overriding: Self.using(tpm))
+            #expect(r.status == 65, "\(what): \(r)")
+            #expect(r.stderr.contains("device.tpm2") && r.stdout.isEmpty, "\(what): \(r.stderr)")
+            #expect(Self.snapshot(sb) == before, "\(what): nothing rewritten")
+        }
+        #expect(FileBytes.write(path, good))
+        let r = try sb.vaultctl(["read", name], overriding: Self.using(tpm))
+        #expect(r.status == 0, "\(r)")
+    }
+
+    @Test func aLooseTPMKeyFileIsRefused() throws {
+        let tpm = try SoftwareTPM.start()
+        defer { tpm.stop() }
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("loose")
+        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
+        try #require(s.status == 0, "\(s)")
+        let path = "\(sb.stateFolder)/device.tpm2"
+        #expect(chmod(path, 0o644) == 0)
+        let r = try sb.vaultctl(["read", name], overriding: Self.using(tpm))
+        #expect(r.status == 78 && r.stderr.contains("device.tpm2"), "\(r)")
+        let store = try sb.vaultctl(["store", sb.uniqueSlot("other")], stdin: .bytes([1]), overriding: Self.using(tpm))
+        #expect(store.status == 78, "nothing is sealed to a key file others could have replaced: \(store)")
+        var st = stat()
+        #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o644, "left as it was")
+    }
+
+    @Test func withoutItsHelperATPMSealedReadIs69AndChangesNothing() throws {
+        let tpm = try SoftwareTPM.start()
+        defer { tpm.stop() }
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("helper")
+        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
+        try #require(s.status == 0, "\(s)")
+        // vaultctl alone in a folder: no vaultctl-tpm beside it.
+        let lonely = try Fixtures.makeFolder("lonely")
+        let cp = ProcessRunner.run(Paths.tool("cp"), [Paths.vaultctl, "\(lonely)/vaultctl"], environment: Fixtures.baseEnvironment)
+        try #require(cp.status == 0, "\(cp)")
+        let before = Self.snapshot(sb)
+        let env = try sb.environment(askpass: .correct).merging(Self.using(tpm)) { $1 }
+        let r = ProcessRunner.run("\(lonely)/vaultctl", ["read", name], environment: env).droppingPAMWrapperNoise()
+        #expect(r.status == 69 && r.stderr.contains("vaultctl-tpm is not installed beside vaultctl"), "\(r)")
+        #expect(Self.snapshot(sb) == before)
+    }
+
+    @Test func dictionaryAttackLockoutIs75WithTheTimeToWait() throws {
+        let tpm = try SoftwareTPM.start()
+        defer { tpm.stop() }
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("lockout")
+        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
+        try #require(s.status == 0, "\(s)")
+        // One failure locks the TPM out, for 120 s per failure.
+        let setup = tpm.tool("tpm2_dictionarylockout", ["-s", "-n", "1", "-t", "120", "-l", "120"])
+        try #require(setup.status == 0, "\(setup)")
+        let work = try Fixtures.makeFolder("da")
+        // A DA-protected object with a password, then a wrong password for it.
+        var steps: [ProcessResult] = []
+        steps.append(tpm.tool("tpm2_createprimary", ["-C", "o", "-c", "\(work)/p.ctx"]))
+        _ = tpm.tool("tpm2_flushcontext", ["-t"])
+        steps.append(ProcessRunner.run(Paths.tool("sh"), ["-c", "printf x | TPM2TOOLS_TCTI='\(tpm.tcti)' tpm2_create -C \(work)/p.ctx -p right -i- -u \(work)/o.pub -r \(work)/o.priv"],
+                                       environment: Fixtures.baseEnvironment))
+        _ = tpm.tool("tpm2_flushcontext", ["-t"])
+        steps.append(tpm.tool("tpm2_load", ["-C", "\(work)/p.ctx", "-u", "\(work)/o.pub", "-r", "\(work)/o.priv", "-c", "\(work)/o.ctx"]))
+        _ = tpm.tool("tpm2_flushcontext", ["-t"])
+        for step in steps { try #require(step.status == 0, "\(step)") }
+        let wrong = tpm.tool("tpm2_unseal", ["-c", "\(work)/o.ctx", "-p", "wrong"])
+        #expect(wrong.status != 0)
+        _ = tpm.tool("tpm2_flushcontext", ["-t"])
+
+        let before = Self.snapshot(sb)
+        let r = try sb.vaultctl(["read", name], overriding: Self.using(tpm))
+        #expect(r.status == 75, "\(r)")
+        #expect(r.stderr.contains("lockout") && r.stderr.contains("try again in 120 s"), "\(r.stderr)")
+        #expect(Self.snapshot(sb) == before)
+        // The owner clears it: the value opens again.
+        let clear = tpm.tool("tpm2_dictionarylockout", ["-c"])
+        #expect(clear.status == 0, "\(clear)")
+        let back = try sb.vaultctl(["read", name], overriding: Self.using(tpm))
+        #expect(back.status == 0, "\(back)")
+    }
+}
+
+extension Array where Element == UInt8 {
+    func contains(subsequence: [UInt8]) -> Bool {
+        guard !subsequence.isEmpty, subsequence.count <= count else { return false }
+        return (0...(count - subsequence.count)).contains { Array(self[$0..<($0 + subsequence.count)]) == subsequence }
+    }
+}
