@@ -3,7 +3,8 @@ SHELL := /bin/bash
 PREFIX ?= /usr/local
 SWIFT ?= swift
 DEBIAN_PACKAGES := libsodium-dev libpam0g-dev libpam-wrapper gnome-keyring \
-                   libsecret-tools dbus-daemon dbus libglib2.0-bin pkg-config util-linux openssh-client
+                   libsecret-tools dbus-daemon dbus libglib2.0-bin pkg-config util-linux openssh-client \
+                   groff-base man-db
 
 .PHONY: all deps build release test demo install clean fuzz bench bench-smoke sanitize
 

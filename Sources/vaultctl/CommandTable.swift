@@ -152,10 +152,10 @@ enum CommandTable {
                 document (78).
                 """,
                 positionals: 0...1, options: [], run: PolicyCommand.check),
-        Command(kind: .help, synopsis: "help [COMMAND]",
+        Command(kind: .help, synopsis: "help [COMMAND] [--man]",
                 abstract: "Show help for vaultctl or one command.",
-                discussion: "",
-                positionals: 0...2, options: [], run: HelpCommand.run),
+                discussion: "With --man, the manual page vaultctl(1) as roff, generated from the same table (read it with 'vaultctl help --man | man -l -').",
+                positionals: 0...2, options: [.flag("man", "write the manual page vaultctl(1) as roff instead")], run: HelpCommand.run),
     ]
 
     static func named(_ name: String) -> Command? { all.first { $0.name == name } }
