@@ -12,11 +12,12 @@ enum CommandKind: String, CaseIterable, Sendable {
     case lock, unlock, log
     case policyCheck = "policy check"
     case help
+    case completion
 
     /// Whether the command may run while the vault is locked (`vaultctl lock`).
     var allowedWhileLocked: Bool {
         switch self {
-        case .status, .list, .lock, .unlock, .log, .help:
+        case .status, .list, .lock, .unlock, .log, .help, .completion:
             return true
         case .store, .read, .delete, .move, .recoveryGenerate, .recoveryShow, .recoveryStatus,
              .recoveryConfirmCopied, .supply, .askpass, .allowSupply, .policyCheck:
@@ -33,7 +34,7 @@ enum CommandKind: String, CaseIterable, Sendable {
         case .read, .move, .recoveryShow:
             return true
         case .supply, .askpass, .allowSupply, .unlock, .store, .delete, .list, .status, .recoveryGenerate,
-             .recoveryStatus, .recoveryConfirmCopied, .lock, .log, .policyCheck, .help:
+             .recoveryStatus, .recoveryConfirmCopied, .lock, .log, .policyCheck, .help, .completion:
             return false
         }
     }
@@ -45,7 +46,7 @@ enum CommandKind: String, CaseIterable, Sendable {
         case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock:
             return true
         case .store, .delete, .list, .status, .recoveryGenerate, .recoveryStatus, .recoveryConfirmCopied,
-             .lock, .log, .policyCheck, .help:
+             .lock, .log, .policyCheck, .help, .completion:
             return false
         }
     }

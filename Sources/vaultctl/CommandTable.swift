@@ -130,7 +130,7 @@ enum CommandTable {
         Command(kind: .lock, synopsis: "lock",
                 abstract: "Lock the vault (and ask the Secret Service to lock its collection). No password.",
                 discussion: """
-                Works from anywhere and asks nothing. While locked only status, list, lock, unlock, log and help \
+                Works from anywhere and asks nothing. While locked only status, list, lock, unlock, log, help and completion \
                 run; everything else is refused with 77 until 'vaultctl unlock'.
                 """,
                 positionals: 0...0, options: [], run: LockCommand.lock),
@@ -156,6 +156,17 @@ enum CommandTable {
                 abstract: "Show help for vaultctl or one command.",
                 discussion: "With --man, the manual page vaultctl(1) as roff, generated from the same table (read it with 'vaultctl help --man | man -l -').",
                 positionals: 0...2, options: [.flag("man", "write the manual page vaultctl(1) as roff instead")], run: HelpCommand.run),
+        Command(kind: .completion, synopsis: "completion bash|zsh|fish",
+                abstract: "Print the shell completion script for bash, zsh or fish.",
+                discussion: """
+                Generated from the same table as help. Load it with 'source <(vaultctl completion bash)' (make install \
+                puts all three in their standard folders). Slot names come from 'vaultctl completion --slots': the \
+                device slot files and the mode record only, so completing never prompts, never reads a secret and \
+                never waits for the Secret Service.
+                """,
+                positionals: 0...1,
+                options: [.flag("slots", "print the slot names completion offers (device slots and recorded names), one per line")],
+                run: CompletionCommand.run),
     ]
 
     static func named(_ name: String) -> Command? { all.first { $0.name == name } }

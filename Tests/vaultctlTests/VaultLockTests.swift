@@ -5,7 +5,7 @@ import Testing
 /// Which commands run while the vault is locked, decided once per `CommandKind`.
 @Suite("CommandKind while locked")
 struct CommandKindLockTests {
-    static let allowedWhileLocked: Set<CommandKind> = [.status, .list, .lock, .unlock, .log, .help]
+    static let allowedWhileLocked: Set<CommandKind> = [.status, .list, .lock, .unlock, .log, .help, .completion]
 
     @Test(arguments: CommandKind.allCases)
     func onlyStatusListLockUnlockLogAndHelpRunWhileLocked(_ kind: CommandKind) {
@@ -45,6 +45,7 @@ struct VaultLockTests {
         case .log: return ["log"]
         case .policyCheck: return ["policy", "check", policyFile]
         case .help: return ["help"]
+        case .completion: return ["completion", "--slots"]
         }
     }
 
