@@ -6,7 +6,7 @@ SWIFT ?= swift
 # benchmark need too); `make install` needs neither.
 BUILD_PACKAGES := libsodium-dev libpam0g-dev pkg-config
 TEST_PACKAGES := libpam-wrapper gnome-keyring libsecret-tools dbus-daemon dbus libglib2.0-bin util-linux \
-                 openssh-client groff-base man-db bash zsh fish
+                 openssh-client groff-base man-db bash zsh fish git python3
 DEBIAN_PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
 .PHONY: all deps build-deps build release dist test demo install uninstall clean fuzz bench bench-smoke sanitize
@@ -97,7 +97,8 @@ dist:
 	$(DIST)/vaultctl completion zsh > $(DIST)/_vaultctl
 	$(DIST)/vaultctl completion fish > $(DIST)/vaultctl.fish
 
-# `sudo make install` only copies what `make` made (it runs no compiler and no apt-get, and writes nothing
+# `sudo make install` only copies what `make` made (and links git-credential-vaultctl, git's name for the
+# credential helper, to the binary) (it runs no compiler and no apt-get, and writes nothing
 # in the source tree). PREFIX and DESTDIR are honoured; the completion folders are the ones bash-completion,
 # zsh and fish search under PREFIX (override BASHCOMPDIR, ZSHCOMPDIR, FISHCOMPDIR, MANDIR, PAMDIR).
 BINDIR ?= $(PREFIX)/bin
@@ -106,7 +107,7 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 PAMDIR ?= /etc/pam.d
-INSTALLED = $(BINDIR)/vaultctl $(PAMDIR)/vaultctl $(MANDIR)/man1/vaultctl.1 \
+INSTALLED = $(BINDIR)/vaultctl $(BINDIR)/git-credential-vaultctl $(PAMDIR)/vaultctl $(MANDIR)/man1/vaultctl.1 \
             $(BASHCOMPDIR)/vaultctl $(ZSHCOMPDIR)/_vaultctl $(FISHCOMPDIR)/vaultctl.fish
 
 install:
@@ -114,6 +115,7 @@ install:
 	  [ -f "$(DIST)/$$f" ] || { echo "make install: $(DIST)/$$f is missing: run 'make' first as yourself, then 'sudo make install'" >&2; exit 1; }; \
 	done
 	install -D -m 0755 $(DIST)/vaultctl $(DESTDIR)$(BINDIR)/vaultctl
+	ln -sfn vaultctl $(DESTDIR)$(BINDIR)/git-credential-vaultctl
 	install -D -m 0644 policy/pam.d/vaultctl $(DESTDIR)$(PAMDIR)/vaultctl
 	install -D -m 0644 $(DIST)/vaultctl.1 $(DESTDIR)$(MANDIR)/man1/vaultctl.1
 	install -D -m 0644 $(DIST)/vaultctl.bash $(DESTDIR)$(BASHCOMPDIR)/vaultctl

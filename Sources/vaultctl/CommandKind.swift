@@ -13,6 +13,9 @@ enum CommandKind: String, CaseIterable, Sendable {
     case policyCheck = "policy check"
     case help
     case completion
+    case credentialGet = "credential get"
+    case credentialStore = "credential store"
+    case credentialErase = "credential erase"
 
     /// Whether the command may run while the vault is locked (`vaultctl lock`).
     var allowedWhileLocked: Bool {
@@ -20,7 +23,8 @@ enum CommandKind: String, CaseIterable, Sendable {
         case .status, .list, .lock, .unlock, .log, .help, .completion:
             return true
         case .store, .read, .delete, .move, .recoveryGenerate, .recoveryShow, .recoveryStatus,
-             .recoveryConfirmCopied, .supply, .askpass, .allowSupply, .policyCheck:
+             .recoveryConfirmCopied, .supply, .askpass, .allowSupply, .policyCheck,
+             .credentialGet, .credentialStore, .credentialErase:
             return false
         }
     }
@@ -31,10 +35,11 @@ enum CommandKind: String, CaseIterable, Sendable {
     /// checked here; their PAM prompt still checks the limit.
     var checksRateLimitFirst: Bool {
         switch self {
-        case .read, .move, .recoveryShow:
+        case .read, .move, .recoveryShow, .credentialGet:
             return true
         case .supply, .askpass, .allowSupply, .unlock, .store, .delete, .list, .status, .recoveryGenerate,
-             .recoveryStatus, .recoveryConfirmCopied, .lock, .log, .policyCheck, .help, .completion:
+             .recoveryStatus, .recoveryConfirmCopied, .lock, .log, .policyCheck, .help, .completion,
+             .credentialStore, .credentialErase:
             return false
         }
     }
@@ -43,13 +48,17 @@ enum CommandKind: String, CaseIterable, Sendable {
     /// never asks and reads the secret itself from standard input.
     var mayAskPAM: Bool {
         switch self {
-        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock:
+        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock, .credentialGet:
             return true
         case .store, .delete, .list, .status, .recoveryGenerate, .recoveryStatus, .recoveryConfirmCopied,
-             .lock, .log, .policyCheck, .help, .completion:
+             .lock, .log, .policyCheck, .help, .completion, .credentialStore, .credentialErase:
             return false
         }
     }
+
+    /// Whether `--password-stdin` is offered: `credential get` may ask PAM, but its standard input is git's
+    /// credential description.
+    var takesPasswordStdin: Bool { mayAskPAM && self != .credentialGet }
 
     /// Whether the command leaves a line in the audit log: every gated command, and lock.
     var isAudited: Bool { mayAskPAM || self == .lock }

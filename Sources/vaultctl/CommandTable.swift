@@ -11,7 +11,8 @@ struct Command: Sendable {
     let options: [OptionSpec]
     let run: @Sendable (ParsedArguments, Context) throws(CommandFailure) -> Void
 
-    /// `options` are the command's own; every command that may ask PAM also takes `--password-stdin`.
+    /// `options` are the command's own; every command that may ask PAM also takes `--password-stdin`
+    /// (except where standard input carries something else).
     init(kind: CommandKind, synopsis: String, abstract: String, discussion: String, positionals: ClosedRange<Int>,
          options: [OptionSpec], run: @escaping @Sendable (ParsedArguments, Context) throws(CommandFailure) -> Void) {
         self.kind = kind
@@ -19,7 +20,7 @@ struct Command: Sendable {
         self.abstract = abstract
         self.discussion = discussion
         self.positionals = positionals
-        self.options = options + (kind.mayAskPAM ? [CommandTable.passwordStdinOption] : [])
+        self.options = options + (kind.takesPasswordStdin ? [CommandTable.passwordStdinOption] : [])
         self.run = run
     }
 }
@@ -28,6 +29,9 @@ struct Command: Sendable {
 enum CommandTable {
     static let modeOption = OptionSpec.value("mode", "MODE", choices: ["device", "sync"],
         "where to keep it: device (sealed file bound to this machine, the default) or sync (Secret Service item)")
+    /// git passes the helper's arguments to all three actions: --mode matters only to store.
+    static let credentialModeOption = OptionSpec.value("mode", "MODE", choices: ["device", "sync"],
+        "where store keeps a new credential: device (the default) or sync; get and erase look in both")
     /// Every command that may ask PAM takes it.
     static let passwordStdinOption = OptionSpec.flag("password-stdin",
         "answer PAM from standard input, one line per question (usually just the password), instead of VAULT_ASKPASS or the terminal")
@@ -167,6 +171,31 @@ enum CommandTable {
                 positionals: 0...1,
                 options: [.flag("slots", "print the slot names completion offers (device slots and recorded names), one per line")],
                 run: CompletionCommand.run),
+        Command(kind: .credentialGet, synopsis: "credential get [--mode device|sync]",
+                abstract: "git credential helper: answer git's request after a fresh PAM authentication.",
+                discussion: """
+                Use with 'git config --global credential.helper vaultctl' (git runs git-credential-vaultctl, \
+                installed beside vaultctl). Reads git's description (protocol, host, username; other keys are \
+                ignored) from standard input and prints username and password from slot \
+                git_PROTOCOL_USER@HOST, after PAM (rate-limited, audited). Nothing stored: an empty answer, so git \
+                asks its next helper or you. Without a username, the first stored user for that host.
+                """,
+                positionals: 0...0, options: [credentialModeOption], run: CredentialCommand.get),
+        Command(kind: .credentialStore, synopsis: "credential store [--mode device|sync]",
+                abstract: "git credential helper: keep the credential git approved.",
+                discussion: """
+                Stores git's password in slot git_PROTOCOL_USER@HOST (characters other than letters, digits, \
+                '.' and '-' as +HH), in the device slot unless the helper was configured with --mode sync \
+                ('credential.helper "vaultctl --mode sync"'). The path is not part of the name.
+                """,
+                positionals: 0...0, options: [credentialModeOption], run: CredentialCommand.store),
+        Command(kind: .credentialErase, synopsis: "credential erase [--mode device|sync]",
+                abstract: "git credential helper: forget the credential git rejected, if it matches.",
+                discussion: """
+                Deletes slot git_PROTOCOL_USER@HOST (every user's, when git names none) only when it holds the \
+                password git rejected (compared inside vaultctl, never printed); a newer value stays.
+                """,
+                positionals: 0...0, options: [credentialModeOption], run: CredentialCommand.erase),
     ]
 
     static func named(_ name: String) -> Command? { all.first { $0.name == name } }

@@ -46,6 +46,9 @@ struct VaultLockTests {
         case .policyCheck: return ["policy", "check", policyFile]
         case .help: return ["help"]
         case .completion: return ["completion", "--slots"]
+        case .credentialGet: return ["credential", "get"]
+        case .credentialStore: return ["credential", "store"]
+        case .credentialErase: return ["credential", "erase"]
         }
     }
 

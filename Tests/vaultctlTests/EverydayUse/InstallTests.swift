@@ -11,6 +11,7 @@ import Testing
 struct InstallTests {
     static let installed = [
         "/etc/pam.d/vaultctl",
+        "/usr/bin/git-credential-vaultctl",
         "/usr/bin/vaultctl",
         "/usr/share/bash-completion/completions/vaultctl",
         "/usr/share/fish/vendor_completions.d/vaultctl.fish",
@@ -58,6 +59,9 @@ struct InstallTests {
         #expect(version.status == 0 && version.stdoutText.hasPrefix("vaultctl "), "\(version)")
         var st = stat()
         #expect(stat(binary, &st) == 0 && st.st_mode & 0o777 == 0o755)
+        var target = [CChar](repeating: 0, count: 256)
+        let n = readlink("\(root)/usr/bin/git-credential-vaultctl", &target, target.count - 1)
+        #expect(n > 0 && String(cString: target) == "vaultctl", "the git helper is a relative link to the binary")
         #expect(FileText.read("\(root)/etc/pam.d/vaultctl") == FileText.read("\(Paths.repositoryRoot)/policy/pam.d/vaultctl"))
         // The installed manual page and completions are the ones the binary generates.
         let man = ProcessRunner.run(Paths.tool("man"), ["-l", "\(root)/usr/share/man/man1/vaultctl.1"],
