@@ -6,7 +6,7 @@ SWIFT ?= swift
 # benchmark need too); `make install` needs neither.
 BUILD_PACKAGES := libsodium-dev libpam0g-dev pkg-config
 TEST_PACKAGES := libpam-wrapper gnome-keyring libsecret-tools dbus-daemon dbus libglib2.0-bin util-linux \
-                 openssh-client groff-base man-db bash zsh fish git python3
+                 openssh-client groff-base man-db bash zsh fish git python3 xvfb xclip xsel wl-clipboard sway
 DEBIAN_PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
 .PHONY: all deps build-deps build release dist test demo install uninstall clean fuzz bench bench-smoke sanitize

@@ -32,6 +32,10 @@ enum CommandTable {
     /// git passes the helper's arguments to all three actions: --mode matters only to store.
     static let credentialModeOption = OptionSpec.value("mode", "MODE", choices: ["device", "sync"],
         "where store keeps a new credential: device (the default) or sync; get and erase look in both")
+    static let clipOptions: [OptionSpec] = [
+        .flag("clip", "put the secret on the clipboard instead of standard output"),
+        .value("clip-seconds", "N", "clear the clipboard after N seconds if it still holds the secret (default 45, or VAULTCTL_CLIP_SECONDS)"),
+    ]
     /// Every command that may ask PAM takes it.
     static let passwordStdinOption = OptionSpec.flag("password-stdin",
         "answer PAM from standard input, one line per question (usually just the password), instead of VAULT_ASKPASS or the terminal")
@@ -47,15 +51,16 @@ enum CommandTable {
                 positionals: 1...1,
                 options: [modeOption, .flag("allow-supply", "let 'vaultctl supply' and 'askpass' hand this slot to other programs")],
                 run: StoreCommand.run),
-        Command(kind: .read, synopsis: "read SLOT [--password-stdin]",
+        Command(kind: .read, synopsis: "read SLOT [--clip [--clip-seconds N]] [--password-stdin]",
                 abstract: "Print a secret after a fresh PAM authentication.",
                 discussion: """
                 Every read authenticates you again through PAM (service 'vaultctl'). The password comes from \
                 the program in VAULT_ASKPASS, or from the terminal; with --password-stdin, from standard input, \
                 one line per PAM question (usually just the password). The exact bytes are written to standard output, with a newline added only \
-                when it is a terminal.
+                when it is a terminal. With --clip, it goes to the clipboard instead (wl-copy on Wayland, xclip or \
+                xsel on X11) and is cleared after 45 s (--clip-seconds, VAULTCTL_CLIP_SECONDS) if the clipboard still holds it.
                 """,
-                positionals: 1...1, options: [], run: ReadCommand.run),
+                positionals: 1...1, options: clipOptions, run: ReadCommand.run),
         Command(kind: .delete, synopsis: "delete SLOT",
                 abstract: "Remove a secret from both slots.",
                 discussion: "Removes the value from the device slot and the Secret Service, and its record.",

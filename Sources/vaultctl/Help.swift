@@ -41,6 +41,8 @@ enum Help {
         ("VAULT_ASKPASS", "program that prints your password (called with the prompt as its argument)"),
         ("XDG_STATE_HOME", "device slots live in $XDG_STATE_HOME/vaultctl (default ~/.local/state/vaultctl)"),
         ("XDG_CONFIG_HOME", "the mode record lives in $XDG_CONFIG_HOME/vaultctl (default ~/.config/vaultctl)"),
+        ("VAULTCTL_CLIP_SECONDS", "how long 'read --clip' leaves a secret on the clipboard (default 45)"),
+        ("WAYLAND_DISPLAY, DISPLAY", "the session whose clipboard 'read --clip' uses (wl-copy; else xclip or xsel)"),
         ("DBUS_SESSION_BUS_ADDRESS", "the session bus where the Secret Service is asked (else $XDG_RUNTIME_DIR/bus)"),
     ]
 

@@ -101,9 +101,16 @@ enum ManPage {
         read an unlocked collection's items without vaultctl's gate. Use the device slot for secrets that \
         must not leave this machine. Deleting the state folder loses every device-slot secret, by design.
         """,
+        """
+        read --clip hands the secret to every program in your graphical session that reads the clipboard, \
+        until it is cleared (only if the clipboard still holds it); clipboard managers may keep a copy. \
+        askpass refuses git's username prompt: use the credential helper for git, so a token never becomes \
+        part of a prompt in a process list.
+        """,
     ]
 
-    static let seeAlso = [("secret-tool", "1"), ("pam", "8"), ("pam.conf", "5"), ("machine-id", "5")]
+    static let seeAlso = [("secret-tool", "1"), ("gitcredentials", "7"), ("xclip", "1"), ("wl-copy", "1"), ("pam", "8"),
+                          ("pam.conf", "5"), ("machine-id", "5")]
 
     /// Ends `text` with a full stop, and starts it with a capital, as a man page's paragraphs do.
     static func sentence(_ text: String) -> String {
