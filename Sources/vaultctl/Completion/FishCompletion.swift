@@ -52,6 +52,13 @@ enum FishCompletion {
             echo $n
         end
 
+        # How many words follow "--" (nothing when there is no "--").
+        function __vaultctl_after_dashdash
+            set -l words (commandline -opc)
+            set -l i (contains -i -- -- $words); or return 1
+            math (count $words) - $i
+        end
+
         function __vaultctl_none
             test -z "$(__vaultctl_command)"
         end
@@ -97,7 +104,10 @@ enum FishCompletion {
                 }
             }
             if c.afterDashDash == .program {
-                s += "complete -c vaultctl -n \(quote("__vaultctl_is '\(c.name)'; and contains -- -- (commandline -opc)")) -a '(__fish_complete_subcommand -- --)'\n"
+                let first = "__vaultctl_is '\(c.name)'; and test \"$(__vaultctl_after_dashdash)\" = 0"
+                let later = "__vaultctl_is '\(c.name)'; and test \"$(__vaultctl_after_dashdash)\" -gt 0 2>/dev/null"
+                s += "complete -c vaultctl -n \(quote(first)) -a '(__fish_complete_command)'\n"
+                s += "complete -c vaultctl -n \(quote(later)) -F\n"
             }
         }
         return s

@@ -17,7 +17,7 @@ struct CompletionTests {
         env["VAULT_ASKPASS"] = "\(sb.root)/askpass-was-called"
         if let bus { env["DBUS_SESSION_BUS_ADDRESS"] = bus }
         return ProcessRunner.run(Paths.tool(program), args, environment: env, timeout: .seconds(20),
-                                 sourceLocation: sourceLocation)
+                                 sourceLocation: sourceLocation).droppingPAMWrapperNoise()
     }
 
     /// Completes each line in an interactive bash that sourced `vaultctl completion bash`; one answer line
@@ -121,12 +121,12 @@ struct CompletionTests {
         try #require(script.status == 0, "\(script)")
         try #require(FileBytes.write("\(sb.root)/vaultctl.fish", script.stdout))
         let lines = ["vaultctl st", "vaultctl recovery ", "vaultctl store x --mode ", "vaultctl allow-supply x ",
-                     "vaultctl read ", "vaultctl log --"]
+                     "vaultctl read ", "vaultctl log --", "vaultctl supply x -- unsha"]
         let command = "source \(sb.root)/vaultctl.fish; or exit 3\n" + lines.map {
             "complete -C '\($0)' | cut -f1 | sort | string join ' '"
-        }.joined(separator: "\n")
+        }.joined(separator: "\n") + "\ntrue"  // string join exits 1 when it had only one word to join
         let r = try Self.shell(sb, "fish", ["--no-config", "-c", command])
-        try #require(r.status == 0, "\(r)")
+        try #require(r.status == 0, "\(r): \(r.stdoutText)")
         #expect(r.stderr.isEmpty, "\(r.stderr)")
         let answers = r.stdoutText.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         try #require(answers.count >= lines.count, "\(r.stdoutText)")
@@ -136,6 +136,7 @@ struct CompletionTests {
         #expect(answers[3] == "off on")
         #expect(answers[4] == slot)
         #expect(answers[5] == "--help --json --limit")
+        #expect(answers[6] == "unshare", "the program to run after --")
     }
 
     /// zsh: the function loads through compinit from a `site-functions`-style folder, and by `source`.
@@ -158,6 +159,53 @@ struct CompletionTests {
         #expect(r.stdoutText == "comp=_vaultctl\nloaded\nsourced\n", "\(r.stdoutText)")
         let syntax = ProcessRunner.run(Paths.tool("zsh"), ["-n", "\(folder)/_vaultctl"], environment: Fixtures.baseEnvironment)
         #expect(syntax.status == 0 && syntax.stderr.isEmpty, "\(syntax)")
+    }
+
+    /// zsh for real: an interactive zsh on a pseudo-terminal (driven by a small Python program) with the
+    /// function installed in a site-functions folder and compinit, pressing Tab after each line.
+    @Test func zshCompletesOnAPseudoTerminal() throws {
+        let sb = try Sandbox()
+        let slot = sb.uniqueSlot("zsh")
+        try sb.store(slot, TestData.textSecret(slot))
+        let script = try sb.vaultctl(["completion", "zsh"])
+        let folder = "\(sb.root)/site-functions"
+        mkdir(folder, 0o700)
+        try #require(FileBytes.write("\(folder)/_vaultctl", script.stdout))
+        let driver = "\(sb.root)/tab.py"
+        try #require(FileText.write(driver, #"""
+            import os, pty, select, sys, time
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execve("/usr/bin/zsh", ["zsh", "-f", "-i"], dict(os.environ, TERM="dumb"))
+            def read(seconds):
+                end, out = time.time() + seconds, b""
+                while time.time() < end:
+                    if select.select([fd], [], [], 0.05)[0]:
+                        try:
+                            out += os.read(fd, 65536)
+                        except OSError:
+                            break
+                return out.decode(errors="replace")
+            read(1)
+            os.write(fd, ("PS1='%% '; fpath=(%s $fpath); autoload -Uz compinit; compinit -u -d %s/zcd\n" % (sys.argv[1], sys.argv[1])).encode())
+            read(2)
+            for line in sys.argv[2:]:
+                os.write(fd, b"\x15" + line.encode() + b"\t")
+                print(repr(read(1.5)))
+            os.write(fd, b"\x15exit\n")
+            read(0.5)
+            """#))
+        let r = try Self.shell(sb, "python3", [driver, folder, "vaultctl re", "vaultctl read \(slot.prefix(6))",
+                                               "vaultctl store x --mode ", "vaultctl allow-supply x ", "vaultctl move x --"])
+        #expect(r.status == 0, "\(r)")
+        let answers = r.stdoutText.split(separator: "\n").map(String.init)
+        try #require(answers.count == 5, "\(r.stdoutText)")
+        #expect(answers[0].contains("read") && answers[0].contains("Print a secret") && answers[0].contains("recovery"), "\(answers[0])")
+        #expect(answers[1].contains("vaultctl read \(slot) "), "the slot name completed: \(answers[1])")
+        #expect(answers[2].contains("device") && answers[2].contains("sync"), "\(answers[2])")
+        #expect(answers[3].contains("vaultctl allow-supply x o"), "on|off's common start: \(answers[3])")
+        #expect(answers[4].contains("--to") && answers[4].contains("--password-stdin"), "\(answers[4])")
+        #expect(!answers.joined().contains("command not found"), "\(answers)")
     }
 
     @Test(arguments: [["completion"], ["completion", "tcsh"], ["completion", "bash", "--slots"]])
