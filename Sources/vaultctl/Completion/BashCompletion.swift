@@ -143,13 +143,18 @@ enum BashCompletion {
 
     /// `text` in single quotes for the shell.
     static func quote(_ text: String) -> String {
-        "'" + text.replacingAll("'", with: "'\\''") + "'"
+        "'" + text.replacingEach("'", with: "'\\''") + "'"
     }
 }
 
 extension String {
-    /// Every occurrence of `target` replaced (Foundation's replacingOccurrences, without Foundation).
-    func replacingAll(_ target: String, with replacement: String) -> String {
-        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    /// Every `character` replaced by `replacement`. (Foundation's replacingOccurrences, and the standard
+    /// library's split on a string, would each link a module that costs every command start-up time.)
+    func replacingEach(_ character: Character, with replacement: String) -> String {
+        var out = ""
+        for c in self {
+            if c == character { out += replacement } else { out.append(c) }
+        }
+        return out
     }
 }

@@ -115,6 +115,6 @@ enum FishCompletion {
 
     /// `text` in single quotes for fish (which escapes `\\` and `'` inside them).
     static func quote(_ text: String) -> String {
-        "'" + text.replacingAll("\\", with: "\\\\").replacingAll("'", with: "\\'") + "'"
+        "'" + text.replacingEach("\\", with: "\\\\").replacingEach("'", with: "\\'") + "'"
     }
 }

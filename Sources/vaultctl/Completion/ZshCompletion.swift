@@ -109,7 +109,7 @@ enum ZshCompletion {
         })
     }
 
-    static func colonEscaped(_ text: String) -> String { text.replacingAll(":", with: "\\:") }
+    static func colonEscaped(_ text: String) -> String { text.replacingEach(":", with: "\\:") }
 
     static func quote(_ text: String) -> String { BashCompletion.quote(text) }
 }
