@@ -13,7 +13,7 @@ struct GitCredentialTests {
         var template = Array("/tmp/vaultctl-gitcred.XXXXXX".utf8CString)
         let fd = mkstemp(&template)
         try #require(fd >= 0)
-        unlink(String(cString: template))
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         defer { close(fd) }
         let bytes = Array(text.utf8)
         try #require(bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count)
