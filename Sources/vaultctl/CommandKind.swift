@@ -14,15 +14,19 @@ enum CommandKind: String, CaseIterable, Sendable {
     case deviceKeyStatus = "device-key status"
     case deviceKeySeal = "device-key seal"
     case help
+    case completion
+    case credentialGet = "credential get"
+    case credentialStore = "credential store"
+    case credentialErase = "credential erase"
 
     /// Whether the command may run while the vault is locked (`vaultctl lock`).
     var allowedWhileLocked: Bool {
         switch self {
-        case .status, .list, .lock, .unlock, .log, .help:
+        case .status, .list, .lock, .unlock, .log, .help, .completion:
             return true
         case .store, .read, .delete, .move, .recoveryGenerate, .recoveryShow, .recoveryStatus,
              .recoveryConfirmCopied, .supply, .askpass, .allowSupply, .policyCheck, .deviceKeySeal,
-             .deviceKeyStatus:
+             .deviceKeyStatus, .credentialGet, .credentialStore, .credentialErase:
             return false
         }
     }
@@ -33,10 +37,11 @@ enum CommandKind: String, CaseIterable, Sendable {
     /// checked here; their PAM prompt still checks the limit.
     var checksRateLimitFirst: Bool {
         switch self {
-        case .read, .move, .recoveryShow, .deviceKeySeal:
+        case .read, .move, .recoveryShow, .deviceKeySeal, .credentialGet:
             return true
         case .supply, .askpass, .allowSupply, .unlock, .store, .delete, .list, .status, .recoveryGenerate,
-             .recoveryStatus, .recoveryConfirmCopied, .lock, .log, .policyCheck, .help, .deviceKeyStatus:
+             .recoveryStatus, .recoveryConfirmCopied, .lock, .log, .policyCheck, .help, .deviceKeyStatus, .completion,
+             .credentialStore, .credentialErase:
             return false
         }
     }
@@ -45,13 +50,17 @@ enum CommandKind: String, CaseIterable, Sendable {
     /// never asks and reads the secret itself from standard input.
     var mayAskPAM: Bool {
         switch self {
-        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock, .deviceKeySeal:
+        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock, .deviceKeySeal, .credentialGet:
             return true
         case .store, .delete, .list, .status, .recoveryGenerate, .recoveryStatus, .recoveryConfirmCopied,
-             .lock, .log, .policyCheck, .help, .deviceKeyStatus:
+             .lock, .log, .policyCheck, .help, .deviceKeyStatus, .completion, .credentialStore, .credentialErase:
             return false
         }
     }
+
+    /// Whether `--password-stdin` is offered: `credential get` may ask PAM, but its standard input is git's
+    /// credential description.
+    var takesPasswordStdin: Bool { mayAskPAM && self != .credentialGet }
 
     /// Whether the command leaves a line in the audit log: every gated command, and lock.
     var isAudited: Bool { mayAskPAM || self == .lock }

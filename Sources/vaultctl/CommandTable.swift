@@ -11,7 +11,8 @@ struct Command: Sendable {
     let options: [OptionSpec]
     let run: @Sendable (ParsedArguments, Context) throws(CommandFailure) -> Void
 
-    /// `options` are the command's own; every command that may ask PAM also takes `--password-stdin`.
+    /// `options` are the command's own; every command that may ask PAM also takes `--password-stdin`
+    /// (except where standard input carries something else).
     init(kind: CommandKind, synopsis: String, abstract: String, discussion: String, positionals: ClosedRange<Int>,
          options: [OptionSpec], run: @escaping @Sendable (ParsedArguments, Context) throws(CommandFailure) -> Void) {
         self.kind = kind
@@ -19,7 +20,7 @@ struct Command: Sendable {
         self.abstract = abstract
         self.discussion = discussion
         self.positionals = positionals
-        self.options = options + (kind.mayAskPAM ? [CommandTable.passwordStdinOption] : [])
+        self.options = options + (kind.takesPasswordStdin ? [CommandTable.passwordStdinOption] : [])
         self.run = run
     }
 }
@@ -28,6 +29,13 @@ struct Command: Sendable {
 enum CommandTable {
     static let modeOption = OptionSpec.value("mode", "MODE", choices: ["device", "sync"],
         "where to keep it: device (sealed file bound to this machine, the default) or sync (Secret Service item)")
+    /// git passes the helper's arguments to all three actions: --mode matters only to store.
+    static let credentialModeOption = OptionSpec.value("mode", "MODE", choices: ["device", "sync"],
+        "where store keeps a new credential: device (the default) or sync; get and erase look in both")
+    static let clipOptions: [OptionSpec] = [
+        .flag("clip", "put the secret on the clipboard instead of standard output"),
+        .value("clip-seconds", "N", "clear the clipboard after N seconds if it still holds the secret (default 45, or VAULTCTL_CLIP_SECONDS)"),
+    ]
     /// Every command that may ask PAM takes it.
     static let passwordStdinOption = OptionSpec.flag("password-stdin",
         "answer PAM from standard input, one line per question (usually just the password), instead of VAULT_ASKPASS or the terminal")
@@ -43,15 +51,16 @@ enum CommandTable {
                 positionals: 1...1,
                 options: [modeOption, .flag("allow-supply", "let 'vaultctl supply' and 'askpass' hand this slot to other programs")],
                 run: StoreCommand.run),
-        Command(kind: .read, synopsis: "read SLOT [--password-stdin]",
+        Command(kind: .read, synopsis: "read SLOT [--clip [--clip-seconds N]] [--password-stdin]",
                 abstract: "Print a secret after a fresh PAM authentication.",
                 discussion: """
                 Every read authenticates you again through PAM (service 'vaultctl'). The password comes from \
                 the program in VAULT_ASKPASS, or from the terminal; with --password-stdin, from standard input, \
                 one line per PAM question (usually just the password). The exact bytes are written to standard output, with a newline added only \
-                when it is a terminal.
+                when it is a terminal. With --clip, it goes to the clipboard instead (wl-copy on Wayland, xclip or \
+                xsel on X11) and is cleared after 45 s (--clip-seconds, VAULTCTL_CLIP_SECONDS) if the clipboard still holds it.
                 """,
-                positionals: 1...1, options: [], run: ReadCommand.run),
+                positionals: 1...1, options: clipOptions, run: ReadCommand.run),
         Command(kind: .delete, synopsis: "delete SLOT",
                 abstract: "Remove a secret from both slots.",
                 discussion: "Removes the value from the device slot and the Secret Service, and its record.",
@@ -131,7 +140,7 @@ enum CommandTable {
         Command(kind: .lock, synopsis: "lock",
                 abstract: "Lock the vault (and ask the Secret Service to lock its collection). No password.",
                 discussion: """
-                Works from anywhere and asks nothing. While locked only status, list, lock, unlock, log and help \
+                Works from anywhere and asks nothing. While locked only status, list, lock, unlock, log, help and completion \
                 run; everything else is refused with 77 until 'vaultctl unlock'.
                 """,
                 positionals: 0...0, options: [], run: LockCommand.lock),
@@ -170,10 +179,46 @@ enum CommandTable {
                 again to finish.
                 """,
                 positionals: 0...0, options: [], run: DeviceKeyCommand.seal),
-        Command(kind: .help, synopsis: "help [COMMAND]",
+        Command(kind: .help, synopsis: "help [COMMAND] [--man]",
                 abstract: "Show help for vaultctl or one command.",
-                discussion: "",
-                positionals: 0...2, options: [], run: HelpCommand.run),
+                discussion: "With --man, the manual page vaultctl(1) as roff, generated from the same table (read it with 'vaultctl help --man | man -l -').",
+                positionals: 0...2, options: [.flag("man", "write the manual page vaultctl(1) as roff instead")], run: HelpCommand.run),
+        Command(kind: .completion, synopsis: "completion bash|zsh|fish",
+                abstract: "Print the shell completion script for bash, zsh or fish.",
+                discussion: """
+                Generated from the same table as help. Load it with 'source <(vaultctl completion bash)' (make install \
+                puts all three in their standard folders). Slot names come from 'vaultctl completion --slots': the \
+                device slot files and the mode record only, so completing never prompts, never reads a secret and \
+                never waits for the Secret Service.
+                """,
+                positionals: 0...1,
+                options: [.flag("slots", "print the slot names completion offers (device slots and recorded names), one per line")],
+                run: CompletionCommand.run),
+        Command(kind: .credentialGet, synopsis: "credential get [--mode device|sync]",
+                abstract: "git credential helper: answer git's request after a fresh PAM authentication.",
+                discussion: """
+                Use with 'git config --global credential.helper vaultctl' (git runs git-credential-vaultctl, \
+                installed beside vaultctl). Reads git's description (protocol, host, username; other keys are \
+                ignored) from standard input and prints username and password from slot \
+                git_PROTOCOL_USER@HOST, after PAM (rate-limited, audited). Nothing stored: an empty answer, so git \
+                asks its next helper or you. Without a username, the first stored user for that host.
+                """,
+                positionals: 0...0, options: [credentialModeOption], run: CredentialCommand.get),
+        Command(kind: .credentialStore, synopsis: "credential store [--mode device|sync]",
+                abstract: "git credential helper: keep the credential git approved.",
+                discussion: """
+                Stores git's password in slot git_PROTOCOL_USER@HOST (characters other than letters, digits, \
+                '.' and '-' as +HH), in the device slot unless the helper was configured with --mode sync \
+                ('credential.helper "vaultctl --mode sync"'). The path is not part of the name.
+                """,
+                positionals: 0...0, options: [credentialModeOption], run: CredentialCommand.store),
+        Command(kind: .credentialErase, synopsis: "credential erase [--mode device|sync]",
+                abstract: "git credential helper: forget the credential git rejected, if it matches.",
+                discussion: """
+                Deletes slot git_PROTOCOL_USER@HOST (every user's, when git names none) only when it holds the \
+                password git rejected (compared inside vaultctl, never printed); a newer value stays.
+                """,
+                positionals: 0...0, options: [credentialModeOption], run: CredentialCommand.erase),
     ]
 
     static func named(_ name: String) -> Command? { all.first { $0.name == name } }

@@ -9,6 +9,8 @@ final class Context {
     /// the terminal.
     let passwordFromStandardInput: Bool
     let clock: any Clock = SystemClock()
+    /// The slot a command worked on when it is not its first argument (`credential get`), for the audit line.
+    var auditedSlot: SlotName?
     private var builtVault: Vault?
     private var builtPolicy: Policy?
     private var builtOrigin: Origin?

@@ -92,7 +92,7 @@ enum Entrypoint {
         let slot: String?
         switch kind {
         case .recoveryShow: slot = RecoveryCode.slot.rawValue
-        default: slot = parsed.positionals.first.flatMap { SlotName($0)?.rawValue }
+        default: slot = context.auditedSlot?.rawValue ?? parsed.positionals.first.flatMap { SlotName($0)?.rawValue }
         }
         let origin = (try? context.origin().description) ?? "unknown origin"
         let result: String

@@ -17,7 +17,7 @@ enum ExitCode: Int32, CaseIterable {
         case .usage: return "usage error: unknown command or option, bad slot name, a secret given as an argument"
         case .dataError: return "bad data: empty or oversized secret, tampered file, file sealed on another machine or for another slot"
         case .noInput: return "the slot is empty"
-        case .unavailable: return "the Secret Service is unavailable or locked, or could not be asked"
+        case .unavailable: return "the Secret Service is unavailable or locked, or could not be asked; or no clipboard for read --clip"
         case .tryLater: return "temporarily blocked; try again later"
         case .denied: return "authentication failed or refused, or no way to ask for it"
         case .config: return "bad configuration: unsafe file permissions, invalid record, PAM misconfigured"

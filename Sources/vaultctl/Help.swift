@@ -18,7 +18,7 @@ enum Help {
         s += """
 
         Options:
-          --help     show help (also: vaultctl help COMMAND, vaultctl COMMAND --help)
+          --help     \(helpOption)
           --version  show the version
 
         Exit codes:
@@ -27,16 +27,39 @@ enum Help {
         for code in ExitCode.allCases {
             s += "  \(pad(String(code.rawValue), 3))  \(code.meaning)\n"
         }
-        s += """
-
-        Environment:
-          VAULT_ASKPASS    program that prints your password (called with the prompt as its argument)
-          XDG_STATE_HOME   device slots live in $XDG_STATE_HOME/vaultctl (default ~/.local/state/vaultctl)
-          XDG_CONFIG_HOME  the mode record lives in $XDG_CONFIG_HOME/vaultctl (default ~/.config/vaultctl)
-
-        """
+        s += "\nEnvironment:\n"
+        let nameWidth = environment.map { $0.name.count }.max() ?? 0
+        for (name, meaning) in environment { s += "  \(pad(name, nameWidth))  \(meaning)\n" }
+        s += "\nThe manual page (vaultctl help --man | man -l -) also lists the files and the security notes.\n"
         return s
     }
+
+    static let helpOption = "show help (also: vaultctl help COMMAND, vaultctl COMMAND --help)"
+
+    /// The environment variables vaultctl reads, for `help` and the manual page.
+    static let environment: [(name: String, meaning: String)] = [
+        ("VAULT_ASKPASS", "program that prints your password (called with the prompt as its argument)"),
+        ("XDG_STATE_HOME", "device slots live in $XDG_STATE_HOME/vaultctl (default ~/.local/state/vaultctl)"),
+        ("XDG_CONFIG_HOME", "the mode record lives in $XDG_CONFIG_HOME/vaultctl (default ~/.config/vaultctl)"),
+        ("VAULTCTL_CLIP_SECONDS", "how long 'read --clip' leaves a secret on the clipboard (default 45)"),
+        ("WAYLAND_DISPLAY, DISPLAY", "the session whose clipboard 'read --clip' uses (wl-copy; else xclip or xsel)"),
+        ("DBUS_SESSION_BUS_ADDRESS", "the session bus where the Secret Service is asked (else $XDG_RUNTIME_DIR/bus)"),
+        ("VAULTCTL_PROMPT_SECONDS", "how long to wait for an answer to a Secret Service provider's prompt on a desktop (default 60)"),
+        ("VAULTCTL_TPM2_TCTI", "the TPM that seals the device key (a tpm2-tss TCTI string; 'none': no TPM; default /dev/tpmrm0)"),
+    ]
+
+    /// The files vaultctl keeps, for the manual page.
+    static let files: [(path: String, meaning: String)] = [
+        ("$XDG_STATE_HOME/vaultctl/", "the device key (device.key) and the sealed slot files (slots/); they stay on this machine"),
+        ("$XDG_STATE_HOME/vaultctl/ratelimit.json, supply.json, audit.log, locked", "the rate limit, supply permissions and last supplies, the audit log (rotated at 1 MiB), the vault lock"),
+        ("$XDG_STATE_HOME/vaultctl/device.tpm2", "the device key sealed by the TPM (its public and private blobs), when a TPM holds it"),
+        ("$XDG_STATE_HOME/vaultctl/keyring-locked", "the Secret Service collection 'vaultctl lock' locked, for 'vaultctl unlock' to unlock"),
+        ("$XDG_STATE_HOME/vaultctl/attempts/", "one marker per gated attempt in progress (the rate limit's places)"),
+        ("$XDG_CONFIG_HOME/vaultctl/modes.json", "which slot each secret went to; may travel with your config"),
+        ("$XDG_CONFIG_HOME/vaultctl/recovery.json", "the recovery code's copied mark (a salted fingerprint, never the code)"),
+        ("$XDG_CONFIG_HOME/vaultctl/policy.json", "your policy, when you want one (else the built-in default)"),
+        ("/etc/pam.d/vaultctl", "the PAM service every gated command authenticates with (without it PAM uses the other service)"),
+    ]
 
     /// The commands of a group (`vaultctl recovery`).
     static func group(_ word: String) -> String {

@@ -8,5 +8,10 @@ Hardening.ensureStandardDescriptors()  // before anything is opened
 let arguments = ProcessArguments.current()  // before hardening: a non-dumpable process may not read /proc/self
 Hardening.apply()
 signal(SIGPIPE, SIG_IGN)
-let code = Entrypoint.run(Array(arguments.dropFirst()))
+let words: [String]
+switch GitHelperEntry.route(arguments) {
+case .words(let w): words = w
+case .ignore: exit(0)
+}
+let code = Entrypoint.run(words)
 exit(code.rawValue)

@@ -111,16 +111,20 @@ struct UsageTests {
         let r = try sb.vaultctl(["read", "--help"])
         #expect(r.status == 0, "\(r)")
         #expect(r.stdoutText == """
-            Usage: vaultctl read SLOT [--password-stdin]
+            Usage: vaultctl read SLOT [--clip [--clip-seconds N]] [--password-stdin]
 
             Print a secret after a fresh PAM authentication.
 
             Every read authenticates you again through PAM (service 'vaultctl'). The password comes from the \
             program in VAULT_ASKPASS, or from the terminal; with --password-stdin, from standard input, one line \
             per PAM question (usually just the password). The exact bytes are written to standard output, with a \
-            newline added only when it is a terminal.
+            newline added only when it is a terminal. With --clip, it goes to the clipboard instead (wl-copy on \
+            Wayland, xclip or xsel on X11) and is cleared after 45 s (--clip-seconds, VAULTCTL_CLIP_SECONDS) if \
+            the clipboard still holds it.
 
             Options:
+              --clip            put the secret on the clipboard instead of standard output
+              --clip-seconds N  clear the clipboard after N seconds if it still holds the secret (default 45, or VAULTCTL_CLIP_SECONDS)
               --password-stdin  answer PAM from standard input, one line per question (usually just the password), instead of VAULT_ASKPASS or the terminal
 
             """, "\(r.stdoutText)")

@@ -5,7 +5,7 @@ import Testing
 /// Which commands run while the vault is locked, decided once per `CommandKind`.
 @Suite("CommandKind while locked")
 struct CommandKindLockTests {
-    static let allowedWhileLocked: Set<CommandKind> = [.status, .list, .lock, .unlock, .log, .help]
+    static let allowedWhileLocked: Set<CommandKind> = [.status, .list, .lock, .unlock, .log, .help, .completion]
 
     @Test(arguments: CommandKind.allCases)
     func onlyStatusListLockUnlockLogAndHelpRunWhileLocked(_ kind: CommandKind) {
@@ -47,6 +47,10 @@ struct VaultLockTests {
         case .deviceKeyStatus: return ["device-key", "status"]
         case .deviceKeySeal: return ["device-key", "seal"]
         case .help: return ["help"]
+        case .completion: return ["completion", "--slots"]
+        case .credentialGet: return ["credential", "get"]
+        case .credentialStore: return ["credential", "store"]
+        case .credentialErase: return ["credential", "erase"]
         }
     }
 

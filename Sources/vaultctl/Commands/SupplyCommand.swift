@@ -21,17 +21,19 @@ enum SupplyCommand {
 
     static func askpass(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let name = try context.slotName(args.positionals[0])
+        let asked = args.positionals.count > 1 ? args.positionals[1] : nil
+        if let asked, AskedPrompt.isGitUsernamePrompt(asked) {
+            throw CommandFailure(code: .usage, message: "askpass does not answer git's username prompt: a token given as the username ends up in git's next prompt, in every process list and on the terminal. Let git ask vaultctl directly: git config --global credential.helper vaultctl (see 'vaultctl help credential get').")
+        }
         // The asking program's prompt (e.g. "Enter passphrase for key …") tells the person what the secret
         // is for; it is shown in the PAM prompt's context, cleaned and cut short, and logged nowhere.
         var reason = "askpass for slot '\(name)'"
-        if args.positionals.count > 1 {
-            let asked = String(args.positionals[1].unicodeScalars.prefix(80).map {
-                $0.value < 0x20 || $0.value == 0x7f ? " " : Character($0)
-            })
-            reason += ", asked \"\(asked)\""
-        }
+        if let asked { reason += ", asked \"\(AskedPrompt.shown(asked))\"" }
         try run(name, args, context, reason: reason) { secret in
-            Output.secret(secret) ? nil : "the secret could not be written to standard output"
+            if let asked, secret.count >= AskedPrompt.shortestSecretChecked, AskedPrompt.contains(asked, secret) {
+                return "the prompt contains this slot's secret (the asking program was given it before, so it is in process lists): nothing was printed. Change the secret; for git use the credential helper (git config --global credential.helper vaultctl)"
+            }
+            return Output.secret(secret) ? nil : "the secret could not be written to standard output"
         }
     }
 

@@ -1,0 +1,139 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Slots
+import Vault
+
+/// `vaultctl credential get|store|erase`: git's credential helper protocol over the vault. `get` is a gated
+/// read and prints only `username` and `password`; `store` keeps git's password in the credential's slot;
+/// `erase` deletes it only when it holds the password git rejected.
+enum CredentialCommand {
+    static func get(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
+        let request = try readRequest()
+        guard let scheme = request.scheme, let host = request.host else { return }
+        let vault = try context.vault()
+        guard let (name, username) = try pick(scheme: scheme, host: host, username: request.username, vault) else {
+            return  // nothing stored: an empty answer, so git asks the next helper
+        }
+        context.auditedSlot = name
+        let secret: SecretBytes
+        do { secret = try vault.read(name) } catch {
+            if case .slot(.empty) = error { return }
+            throw ErrorReport.failure(error)
+        }
+        let answer = try answerText(username: username, password: secret, slot: name)
+        guard answer.withUnsafeBytes({ Output.writeAll(1, $0) }) else {
+            throw CommandFailure(code: .failure, message: "Failed to write the credential to standard output.")
+        }
+    }
+
+    static func store(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
+        let request = try readRequest()
+        guard let scheme = request.scheme, let host = request.host, let password = request.password,
+              !password.isEmpty else {
+            return  // git always sends these; without them there is nothing to keep
+        }
+        let name = try slotName(scheme: scheme, host: host, username: request.username)
+        let mode = SlotMode(rawValue: args.options["mode"] ?? "device")!
+        let vault = try context.vault()
+        do {
+            if let warning = try vault.store(name, password, mode: mode).warning {
+                Output.err("vaultctl: warning: \(warning)\n")
+            }
+        } catch {
+            throw ErrorReport.failure(error)
+        }
+    }
+
+    static func erase(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
+        let request = try readRequest()
+        guard let scheme = request.scheme, let host = request.host else { return }
+        let vault = try context.vault()
+        let names: [SlotName]
+        if let username = request.username, !username.isEmpty {
+            names = [try slotName(scheme: scheme, host: host, username: username)]
+        } else {
+            names = try candidates(scheme: scheme, host: host, vault).map(\.name)
+        }
+        for name in names {
+            do {
+                if let password = request.password {
+                    guard try vault.holds(name, exactly: password) == true else { continue }
+                }
+                _ = try vault.delete(name)
+            } catch {
+                if case .slot(.empty) = error { continue }
+                throw ErrorReport.failure(error)
+            }
+        }
+    }
+
+    /// git's description from standard input, which must not be a terminal: the helper is run by git.
+    static func readRequest() throws(CommandFailure) -> GitCredential {
+        if Terminal.isTerminal(0) {
+            throw .usage("'credential' reads git's credential description from standard input; git runs it (git config --global credential.helper vaultctl).")
+        }
+        do { return try GitCredential.read(fd: 0) } catch {
+            switch error {
+            case .lineTooLong, .tooManyLines:
+                throw CommandFailure(code: .dataError, message: "git's credential description is too long (a line over 64 KiB, or over 1000 lines); nothing was done.")
+            case .failed(let e):
+                throw CommandFailure(code: .failure, message: "Failed to read git's credential description from standard input (error \(e)).")
+            }
+        }
+    }
+
+    static func slotName(scheme: String, host: String, username: String?) throws(CommandFailure) -> SlotName {
+        guard let name = CredentialSlotName.name(scheme: scheme, host: host, username: username) else {
+            throw CommandFailure(code: .dataError, message: "The credential for \(scheme)://\(host) makes a slot name longer than 128 characters; nothing was done.")
+        }
+        return name
+    }
+
+    /// The slot to answer from and the username to give: the one git named, else the slot without a user,
+    /// else the first user stored for that protocol and host (names only, never a value).
+    static func pick(scheme: String, host: String, username: String?, _ vault: Vault) throws(CommandFailure) -> (SlotName, String?)? {
+        if let username, !username.isEmpty {
+            return (try slotName(scheme: scheme, host: host, username: username), username)
+        }
+        let found = try candidates(scheme: scheme, host: host, vault)
+        if let bare = found.first(where: { $0.username == nil }) { return (bare.name, nil) }
+        return found.first.map { ($0.name, $0.username) }
+    }
+
+    /// The credential slots listed for a protocol and host (a sync slot that cannot be listed is left out).
+    static func candidates(scheme: String, host: String, _ vault: Vault) throws(CommandFailure) -> [(name: SlotName, username: String?)] {
+        let entries: [Vault.Entry]
+        do { entries = try vault.list().entries } catch { throw ErrorReport.failure(error) }
+        var out: [(name: SlotName, username: String?)] = []
+        for e in entries where !out.contains(where: { $0.name == e.name }) {
+            guard let parts = CredentialSlotName.parts(of: e.name), parts.scheme == scheme, parts.host == host else { continue }
+            out.append((e.name, parts.username))
+        }
+        return out
+    }
+
+    /// `username=…` (when known) and `password=…` lines, built in `SecretBytes`. A value that ends in one
+    /// newline (as `echo … | vaultctl store` leaves it) is given without it; a newline or NUL elsewhere
+    /// cannot travel in git's protocol and is refused.
+    static func answerText(username: String?, password: SecretBytes, slot: SlotName) throws(CommandFailure) -> SecretBytes {
+        var length = password.count
+        let bad: Bool = password.withUnsafeBytes { raw in
+            if length > 0 && raw[length - 1] == 0x0A { length -= 1 }
+            return raw[..<length].contains(0x0A) || raw[..<length].contains(0)
+        }
+        if bad || length == 0 {
+            throw CommandFailure(code: .dataError, message: "Slot '\(slot)' holds a value git's credential protocol cannot carry (empty, or a newline or NUL byte inside); store the password alone.")
+        }
+        var head = ""
+        if let username { head += "username=\(username)\n" }
+        head += "password="
+        let out = SecretBytes(capacity: head.utf8.count + length + 1)
+        var ok = Array(head.utf8).withUnsafeBytes { out.append($0) }
+        ok = ok && password.withUnsafeBytes { out.append(UnsafeRawBufferPointer(rebasing: $0[..<length])) }
+        var newline: UInt8 = 0x0A
+        ok = ok && withUnsafeBytes(of: &newline) { out.append($0) }
+        guard ok else { throw CommandFailure(code: .failure, message: "The credential answer did not fit its buffer.") }
+        return out
+    }
+}

@@ -1,0 +1,112 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// `make dist`, `make install` and `make uninstall` into a temporary DESTDIR: install only copies (no
+/// compiler, no apt-get, nothing written in the source tree), puts each file in its standard place under
+/// PREFIX, and uninstall removes exactly those files.
+@Suite("make install and uninstall")
+struct InstallTests {
+    static let installed = [
+        "/etc/pam.d/vaultctl",
+        "/usr/bin/git-credential-vaultctl",
+        "/usr/bin/vaultctl",
+        "/usr/share/bash-completion/completions/vaultctl",
+        "/usr/share/fish/vendor_completions.d/vaultctl.fish",
+        "/usr/share/man/man1/vaultctl.1",
+        "/usr/share/zsh/site-functions/_vaultctl",
+    ]
+
+    static func make(_ args: [String], sourceLocation: SourceLocation = #_sourceLocation) -> ProcessResult {
+        var env = Fixtures.baseEnvironment
+        env["HOME"] = "/nonexistent"
+        return ProcessRunner.run(Paths.tool("make"), ["--no-print-directory", "-C", Paths.repositoryRoot] + args,
+                                 environment: env, timeout: .seconds(60), sourceLocation: sourceLocation)
+    }
+
+    /// Every file and symlink under `root`, as paths relative to it.
+    static func files(under root: String) -> [String] {
+        let all = FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []
+        return all.filter { rel in
+            var st = stat()
+            return lstat("\(root)/\(rel)", &st) == 0 && (st.st_mode & S_IFMT) != S_IFDIR
+        }.map { "/\($0)" }.sorted()
+    }
+
+    @Test func installCopiesEachFileToItsPlaceAndUninstallRemovesExactlyThose() throws {
+        let work = try Fixtures.makeFolder("install")
+        let dist = "\(work)/dist", root = "\(work)/root"
+        let made = Self.make(["dist", "BIN=\(Paths.vaultctl)", "DIST=\(dist)"])
+        try #require(made.status == 0, "\(made)")
+        // Something that was there before and is not vaultctl's stays through install and uninstall.
+        mkdir("\(root)", 0o755); mkdir("\(root)/etc", 0o755); mkdir("\(root)/etc/pam.d", 0o755)
+        try #require(FileText.write("\(root)/etc/pam.d/other", "@include common-auth\n"))
+
+        let marker = "\(work)/before-install"
+        try #require(FileText.write(marker, ""))
+        sleep(1)  // mtimes below compare at one-second precision on some filesystems
+        let install = Self.make(["install", "DIST=\(dist)", "DESTDIR=\(root)", "PREFIX=/usr"])
+        try #require(install.status == 0, "\(install)")
+        #expect(Self.files(under: root) == (Self.installed + ["/etc/pam.d/other"]).sorted())
+        let newer = ProcessRunner.run(Paths.tool("find"), [Paths.repositoryRoot, "-newer", marker, "-not", "-path", "*/.git/*"],
+                                      environment: Fixtures.baseEnvironment)
+        #expect(newer.stdoutText.isEmpty, "install wrote in the source tree: \(newer.stdoutText)")
+
+        let binary = "\(root)/usr/bin/vaultctl"
+        let version = ProcessRunner.run(binary, ["--version"], environment: Fixtures.baseEnvironment)
+        #expect(version.status == 0 && version.stdoutText.hasPrefix("vaultctl "), "\(version)")
+        var st = stat()
+        #expect(stat(binary, &st) == 0 && st.st_mode & 0o777 == 0o755)
+        var target = [CChar](repeating: 0, count: 256)
+        let n = readlink("\(root)/usr/bin/git-credential-vaultctl", &target, target.count - 1)
+        #expect(n > 0 && String(cString: target) == "vaultctl", "the git helper is a relative link to the binary")
+        #expect(FileText.read("\(root)/etc/pam.d/vaultctl") == FileText.read("\(Paths.repositoryRoot)/policy/pam.d/vaultctl"))
+        // The installed manual page and completions are the ones the binary generates.
+        let man = ProcessRunner.run(Paths.tool("man"), ["-l", "\(root)/usr/share/man/man1/vaultctl.1"],
+                                    environment: Fixtures.baseEnvironment.merging(["MANPAGER": "cat", "HOME": work]) { $1 })
+        #expect(man.status == 0 && man.stdoutText.contains("vaultctl store SLOT"), "\(man)")
+        let bash = ProcessRunner.run(Paths.tool("bash"), ["--norc", "-c",
+            ". \(root)/usr/share/bash-completion/completions/vaultctl && complete -p vaultctl"], environment: Fixtures.baseEnvironment)
+        #expect(bash.stdoutText == "complete -F _vaultctl vaultctl\n", "\(bash)")
+        for (file, args) in [("/usr/share/zsh/site-functions/_vaultctl", ["completion", "zsh"]),
+                             ("/usr/share/fish/vendor_completions.d/vaultctl.fish", ["completion", "fish"])] {
+            let generated = ProcessRunner.run(Paths.vaultctl, args, environment: Fixtures.baseEnvironment)
+            #expect(FileBytes.read("\(root)\(file)") == generated.stdout, "\(file)")
+        }
+
+        let uninstall = Self.make(["uninstall", "DESTDIR=\(root)", "PREFIX=/usr"])
+        try #require(uninstall.status == 0, "\(uninstall)")
+        #expect(Self.files(under: root) == ["/etc/pam.d/other"], "uninstall removed exactly what install put there")
+    }
+
+    /// PREFIX moves everything but the PAM service (which PAM reads only from /etc/pam.d).
+    @Test func prefixIsHonoured() throws {
+        let work = try Fixtures.makeFolder("prefix")
+        let made = Self.make(["dist", "BIN=\(Paths.vaultctl)", "DIST=\(work)/dist"])
+        try #require(made.status == 0, "\(made)")
+        let install = Self.make(["install", "DIST=\(work)/dist", "DESTDIR=\(work)/root", "PREFIX=/opt/vc"])
+        try #require(install.status == 0, "\(install)")
+        #expect(Self.files(under: "\(work)/root") == Self.installed.map {
+            $0.hasPrefix("/usr/") ? "/opt/vc" + $0.dropFirst(4) : $0
+        }.sorted())
+        let uninstall = Self.make(["uninstall", "DESTDIR=\(work)/root", "PREFIX=/opt/vc"])
+        #expect(uninstall.status == 0 && Self.files(under: "\(work)/root").isEmpty, "\(uninstall)")
+    }
+
+    /// Without `make` first, install says so and copies nothing; it never builds (so `sudo make install`
+    /// cannot leave a root-owned .build) and never installs packages.
+    @Test func installWithoutABuildSaysRunMakeFirst() throws {
+        let work = try Fixtures.makeFolder("nodist")
+        let install = Self.make(["install", "DIST=\(work)/missing", "DESTDIR=\(work)/root"])
+        #expect(install.status != 0)
+        #expect(install.stderr.contains("run 'make' first as yourself, then 'sudo make install'"), "\(install)")
+        #expect(!Paths.exists("\(work)/root"))
+        let plan = Self.make(["-n", "install", "DIST=\(work)/dist", "DESTDIR=\(work)/root"])
+        #expect(plan.status == 0, "\(plan)")
+        for word in ["swift", "apt-get", "dpkg", "SUDO"] {
+            #expect(!plan.stdoutText.contains(word), "make install runs \(word): \(plan.stdoutText)")
+        }
+    }
+}

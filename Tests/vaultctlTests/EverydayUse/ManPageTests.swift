@@ -1,0 +1,81 @@
+import Testing
+@testable import vaultctl
+
+/// `vaultctl help --man`: the manual page, generated from the command table, renders without a warning
+/// and lists every command, option, exit code, variable and file that `help` does.
+@Suite("Manual page")
+struct ManPageTests {
+    /// The page as `man -l` shows it, wide enough that no line is wrapped.
+    static func rendered(_ sb: Sandbox) throws -> (roff: [UInt8], text: String) {
+        let r = try sb.vaultctl(["help", "--man"])
+        try #require(r.status == 0 && r.stderr.isEmpty, "\(r)")
+        var env = Fixtures.baseEnvironment
+        env["MANPAGER"] = "cat"
+        env["MANWIDTH"] = "250"
+        env["HOME"] = sb.home
+        let man = ProcessRunner.run(Paths.tool("man"), ["-l", "-"], environment: env, stdin: .bytes(r.stdout))
+        try #require(man.status == 0, "man -l: \(man)")
+        #expect(man.stderr.isEmpty, "man -l: \(man.stderr)")
+        return (r.stdout, man.stdoutText)
+    }
+
+    @Test func groffPrintsNoWarnings() throws {
+        let sb = try Sandbox()
+        let r = try sb.vaultctl(["help", "--man"])
+        try #require(r.status == 0, "\(r)")
+        #expect(r.stdoutText.hasPrefix(".\\\" vaultctl(1)"))
+        let groff = ProcessRunner.run(Paths.tool("groff"), ["-man", "-ww", "-z"], environment: Fixtures.baseEnvironment,
+                                      stdin: .bytes(r.stdout))
+        #expect(groff.status == 0, "\(groff)")
+        #expect(groff.stderr.isEmpty, "groff warned: \(groff.stderr)")
+        #expect(sb.wroteNothing)
+    }
+
+    /// Every command and option `help` shows is on the page, so the two cannot disagree.
+    @Test func listsEveryCommandAndOptionHelpShows() throws {
+        let sb = try Sandbox()
+        let page = try Self.rendered(sb).text
+        for heading in ["NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "OPTIONS", "EXIT STATUS", "ENVIRONMENT",
+                        "FILES", "SECURITY", "SEE ALSO"] {
+            #expect(page.contains("\n\(heading)\n"), "section \(heading)")
+        }
+        let overview = try sb.vaultctl(["help"]).stdoutText
+        let commandLines = overview.split(separator: "\n", omittingEmptySubsequences: false).drop { $0 != "Commands:" }.dropFirst().prefix { !$0.isEmpty }
+        let names = commandLines.compactMap { line -> String? in
+            let fields = line.trimmingPrefix("  ").split(separator: "  ", maxSplits: 1)
+            return fields.first.map(String.init)
+        }
+        try #require(names.count >= 15, "\(overview)")
+        for name in names {
+            let screen = try sb.vaultctl(["help"] + name.split(separator: " ").map(String.init))
+            let usage = screen.stdoutText.split(separator: "\n").first.map { String($0.dropFirst("Usage: ".count)) } ?? ""
+            #expect(page.contains("       \(usage)\n"), "the page shows '\(usage)'")
+            for line in screen.stdoutText.split(separator: "\n") where line.hasPrefix("  --") {
+                let option = String(line.dropFirst(2).prefix { $0 != " " })
+                #expect(page.contains("              \(option)"), "\(name): option \(option) on the page")
+            }
+        }
+        for code in ["0", "1", "64", "65", "66", "69", "75", "77", "78"] {
+            #expect(page.contains("\n       \(code)"), "exit code \(code)")
+        }
+        for variable in ["VAULT_ASKPASS", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "DBUS_SESSION_BUS_ADDRESS"] {
+            #expect(overview.contains(variable) && page.contains("\n       \(variable)\n"), "\(variable)")
+        }
+        for file in ["modes.json", "audit.log", "/etc/pam.d/vaultctl", "policy.json"] {
+            #expect(page.contains(file), "\(file)")
+        }
+        #expect(page.contains("does not stop anyone who can run code as you"), "the device binding's limit")
+    }
+
+    @Test func manWithATopicIs64() throws {
+        let sb = try Sandbox()
+        let r = try sb.vaultctl(["help", "store", "--man"])
+        #expect(r.status == 64, "\(r)")
+        #expect(r.stdout.isEmpty)
+    }
+
+    /// Table text that looks like roff (a leading dot, a backslash) stays text.
+    @Test func escapesRoffInTableText() {
+        #expect(ManPage.escape(".SH X\n'br \\fB--x…") == "\\&.SH X\n\\&'br \\efB\\-\\-x\\[u2026]")
+    }
+}
