@@ -36,19 +36,29 @@ struct SessionCryptoInteropTests {
         print("%x %s %s %s" % (y, pow(2, y, p).to_bytes(128, "big").hex(), iv.hex(), (e.update(data) + e.finalize()).hex()))
     """
 
+    /// Runs the server side; its output goes to files, not pipes (a pipe's write end can leak into a process
+    /// another test spawns at the same moment and keep a reader waiting), and it has 30 s.
     static func python(_ arguments: [String]) throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", server] + arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "python3 (with python3-cryptography) failed: \(errors)")
-        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).map(String.init)
+        try withTemporaryFolder { folder in
+            let outPath = "\(folder)/out", errPath = "\(folder)/err"
+            FileManager.default.createFile(atPath: outPath, contents: nil)
+            FileManager.default.createFile(atPath: errPath, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            process.arguments = ["-c", server] + arguments
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+            try process.run()
+            for _ in 0..<3000 where process.isRunning { usleep(10_000) }
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            let errors = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+            try #require(process.terminationReason == .exit && process.terminationStatus == 0,
+                         "python3 (with python3-cryptography) failed or took over 30 s: \(errors)")
+            let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+            return out.split(whereSeparator: \.isWhitespace).map(String.init)
+        }
     }
 
     @Test(arguments: 1...3)

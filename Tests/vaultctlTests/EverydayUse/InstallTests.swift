@@ -13,6 +13,7 @@ struct InstallTests {
         "/etc/pam.d/vaultctl",
         "/usr/bin/git-credential-vaultctl",
         "/usr/bin/vaultctl",
+        "/usr/bin/vaultctl-tpm",
         "/usr/share/bash-completion/completions/vaultctl",
         "/usr/share/fish/vendor_completions.d/vaultctl.fish",
         "/usr/share/man/man1/vaultctl.1",
