@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 SWIFT ?= swift
-DEBIAN_PACKAGES := libsodium-dev libpam0g-dev libpam-wrapper gnome-keyring \
+DEBIAN_PACKAGES := libsodium-dev libpam0g-dev libpam-wrapper gnome-keyring strace \
                    libsecret-tools dbus-daemon dbus libglib2.0-bin pkg-config util-linux openssh-client
 
 .PHONY: all deps build release test demo install clean fuzz bench bench-smoke sanitize

@@ -153,21 +153,33 @@ public struct Vault: Sendable {
     }
 
     private func deleteLocked(_ name: SlotName) throws(VaultError) -> StoreOutcome {
-        _ = try record.load()  // a record we cannot update stops the delete before anything is removed
+        // A record we cannot update stops the delete before anything is removed.
+        let recorded = try record.load()[name]
         // Ask the sync slot first, so a locked keyring refuses the delete before anything is removed.
         let inSync = sync.holding(name)
         if case .holds(locked: true) = inSync {
             throw .slot(.locked("slot '\(name)' is in a locked collection; unlock your keyring and try again"))
         }
+        // Reads look in the recorded slot first, then in the other one: the copies are removed in the
+        // opposite order, so the one reads see goes last. A delete cut short then leaves the value it was
+        // asked to remove (or nothing), never an older copy that a store had not yet cleaned up.
         var removed = false
-        do { removed = try device.delete(name) } catch { throw .slot(error) }
-        switch inSync {
-        case .holds:
+        func removeDevice() throws(VaultError) {
+            do { if try device.delete(name) { removed = true } } catch { throw .slot(error) }
+        }
+        func removeSync() throws(VaultError) {
+            guard case .holds = inSync else { return }
             do { try sync.delete(name) } catch { throw .slot(error) }
             removed = true
-        case .empty:
-            break
-        case .unknown(let error):
+        }
+        if recorded == .sync {
+            try removeDevice()
+            try removeSync()
+        } else {
+            try removeSync()
+            try removeDevice()
+        }
+        if case .unknown(let error) = inSync {
             if !removed { throw .couldNotLook(name, error) }
             try record.set(name, nil)
             return StoreOutcome(warning: "the device copy is deleted, but the Secret Service could not be asked (\(Self.reason(error))); a copy there, if any, is still there")
