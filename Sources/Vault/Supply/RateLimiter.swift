@@ -50,11 +50,12 @@ public struct RateLimiter: Sendable {
 
     /// Runs `change` on the document under its lock; the markers it names are removed once the document
     /// is written, still under the lock. A failure that a marker turned into is on disk before the marker
-    /// is gone: a kill in between counts it twice at worst, never not at all.
+    /// is gone: a kill in between counts it twice at worst, never not at all. A marker that cannot be
+    /// removed is reported (the command fails saying so), never passed over in silence to be counted again.
     private func update<R>(_ change: (inout Document, inout [AttemptMarkers.Marker]) throws(SlotError) -> R) throws(VaultError) -> R {
         var settled: [AttemptMarkers.Marker] = []
-        return try file.update({ (doc) throws(SlotError) -> R in try change(&doc, &settled) }, committed: {
-            for marker in settled { try? markers.remove(marker) }
+        return try file.update({ (doc) throws(SlotError) -> R in try change(&doc, &settled) }, committed: { () throws(SlotError) in
+            for marker in settled { try markers.remove(marker) }
         })
     }
 
