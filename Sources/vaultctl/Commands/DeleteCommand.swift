@@ -12,7 +12,7 @@ enum DeleteCommand {
         do {
             let outcome = try permissions.forgetting(name, during: { () throws(VaultError) in try vault.delete(name) },
                                                      stillHeld: { (try? vault.loadMode(name)) != LoadMode.none })
-            if let warning = outcome.warning { Output.err("vaultctl: warning: \(warning).\n") }
+            if let warning = outcome.warning { Output.message("warning: \(warning).") }
         } catch {
             throw ErrorReport.failure(error)
         }

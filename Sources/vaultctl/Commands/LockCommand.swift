@@ -10,9 +10,9 @@ enum LockCommand {
         }
         do {
             try SecretServiceSlot().lockDefaultCollection()
-            Output.err("vaultctl: the vault is locked, and so is the Secret Service's default collection.\n")
+            Output.message("the vault is locked, and so is the Secret Service's default collection.")
         } catch {
-            Output.err("vaultctl: the vault is locked; the Secret Service collection was not locked: \(SlotErrorText.describe(error))\n")
+            Output.message("the vault is locked; the Secret Service collection was not locked: \(SlotErrorText.describe(error))")
         }
     }
 
@@ -23,6 +23,8 @@ enum LockCommand {
         }
         let vault = try context.vault()
         do {
+            // A marker that could not be removed afterwards (not a regular file) is refused before the prompt.
+            _ = try context.vaultLock.isLocked()
             try vault.gate.verify(reason: "unlock the vault")
             try context.vaultLock.unlock()
         } catch {

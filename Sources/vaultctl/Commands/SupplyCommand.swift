@@ -10,12 +10,13 @@ enum SupplyCommand {
         let name = try context.slotName(args.positionals[0])
         let command = Array(args.positionals[1...])
         var status: Int32 = 0
-        try run(name, args, context) { secret in
+        try run(name, args, context) { (secret) throws(VaultError) -> String? in
+            try context.recordDisclosureInVault("handed-over")
             status = Delivery.toStdin(command, secret)
             guard status != 0 else { return nil }
             return status == 127
-                ? "'\(command[0])' could not be run (exit 127); nothing was supplied"
-                : "'\(command[0])' failed with exit status \(status); the secret was handed over but not accepted"
+                ? "\(Quote.text(command[0])) could not be run (exit 127); nothing was supplied"
+                : "\(Quote.text(command[0])) failed with exit status \(status); the secret was handed over but not accepted"
         }
     }
 
@@ -30,8 +31,9 @@ enum SupplyCommand {
             })
             reason += ", asked \"\(asked)\""
         }
-        try run(name, args, context, reason: reason) { secret in
-            Output.secret(secret) ? nil : "the secret could not be written to standard output"
+        try run(name, args, context, reason: reason) { (secret) throws(VaultError) -> String? in
+            try context.recordDisclosureInVault("ok")
+            return Output.secret(secret) ? nil : "the secret could not be written to standard output"
         }
     }
 
@@ -41,7 +43,7 @@ enum SupplyCommand {
         switch args.positionals[1] {
         case "on": on = true
         case "off": on = false
-        default: throw .usage("'allow-supply' takes on or off, not '\(args.positionals[1])'.")
+        default: throw .usage("'allow-supply' takes on or off, not \(Quote.text(args.positionals[1])).")
         }
         let state = try context.supplyState()
         do {
@@ -55,13 +57,14 @@ enum SupplyCommand {
     }
 
     private static func run(_ name: SlotName, _ args: ParsedArguments, _ context: Context, reason: String? = nil,
-                            deliver: (SecretBytes) -> String?) throws(CommandFailure) {
+                            deliver: (SecretBytes) throws(VaultError) -> String?) throws(CommandFailure) {
         let vault = try context.vault()
         let checks = SupplyChecks(permissions: try context.supplyState(), origin: try context.origin(),
                                   limiter: try context.limiter(),
                                   target: args.options["if-locked"].map(TargetCheck.init(program:)),
                                   clock: context.clock)
         do { try vault.supply(name, checks: checks, reason: reason, deliver: deliver) } catch {
+            if let failure = context.auditFailure { throw failure }
             throw ErrorReport.failure(error)
         }
     }
