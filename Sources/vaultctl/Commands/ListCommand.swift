@@ -15,7 +15,7 @@ enum ListCommand {
             for e in listing.entries { Output.out("\(e.name)\t\(e.mode.rawValue)\n") }
         }
         if let e = listing.syncError {
-            Output.err("vaultctl: warning: sync slots not listed: \(SlotErrorText.describe(e))\n")
+            Output.message("warning: sync slots not listed: \(SlotErrorText.describe(e))")
         }
     }
 }

@@ -8,11 +8,11 @@ enum RecoveryCommand {
         let vault = try context.vault()
         do {
             let outcome = try vault.generateRecoveryCode(mode: mode)
-            if let warning = outcome.warning { Output.err("vaultctl: warning: \(warning)\n") }
+            if let warning = outcome.warning { Output.message("warning: \(warning)") }
         } catch {
             throw ErrorReport.failure(error)
         }
-        Output.err("vaultctl: a new recovery code is in slot '\(RecoveryCode.slot)' (\(mode.rawValue)). Show it with 'vaultctl recovery show', write it down, then run 'vaultctl recovery confirm-copied'.\n")
+        Output.message("a new recovery code is in slot '\(RecoveryCode.slot)' (\(mode.rawValue)). Show it with 'vaultctl recovery show', write it down, then run 'vaultctl recovery confirm-copied'.")
     }
 
     static func show(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
@@ -40,6 +40,6 @@ enum RecoveryCommand {
     static func confirmCopied(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let vault = try context.vault()
         do { try vault.confirmRecoveryCopied(mark: context.copiedMark()) } catch { throw ErrorReport.failure(error) }
-        Output.err("vaultctl: marked the current recovery code as written down; a new code clears the mark.\n")
+        Output.message("marked the current recovery code as written down; a new code clears the mark.")
     }
 }
