@@ -49,6 +49,8 @@ public enum PasswordSource: Sendable {
                 return .failure(.notAuthenticated("could not run the askpass program \(p) (error \(e)); check VAULT_ASKPASS"))
             case .failure(.declined(let p, let code)):
                 return .failure(.notAuthenticated("the askpass program \(p) exited with status \(code), so nothing was answered"))
+            case .failure(.noAnswer(let p, let seconds)):
+                return .failure(.notAuthenticated("the askpass program \(p) did not answer within \(seconds) s and was stopped, so nothing was answered"))
             case .failure(.tooLong):
                 return .failure(.notAuthenticated("the askpass program answered with more than \(PasswordSource.limit) bytes"))
             }

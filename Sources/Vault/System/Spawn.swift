@@ -2,9 +2,11 @@
 import Glibc
 #endif
 import CSystem
+import Slots
 
 /// Starts a child program the careful way: pipes created close-on-exec atomically, the child's signal mask
-/// emptied and SIGPIPE (which vaultctl ignores) back to its default, and only the descriptors we name.
+/// emptied and SIGPIPE (which vaultctl ignores) back to its default, and only descriptors 0, 1 and 2: every
+/// other one is closed in the child, even those vaultctl itself inherited without close-on-exec.
 enum Spawn {
     /// A pipe whose both ends are close-on-exec from the start. The corresponding C function is `pipe2`.
     static func pipe() -> (read: Int32, write: Int32)? {
@@ -19,6 +21,8 @@ enum Spawn {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         setup(&actions)
+        // After the dups `setup` asked for: nothing but 0, 1 and 2 reaches the program.
+        guard vaultctl_spawn_closefrom(&actions, 3) == 0 else { return .failure(SpawnError(errno: errno)) }
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
@@ -44,6 +48,27 @@ enum Spawn {
             if errno != EINTR { return 127 }
         }
         return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    /// Waits at most `seconds` for `pid`; its exit status (as `wait`), or nil when it is still running.
+    static func wait(_ pid: pid_t, atMost seconds: Double) -> Int32? {
+        let deadline = Deadline(secondsFromNow: seconds)
+        var pause: UInt32 = 1000
+        var status: Int32 = 0
+        while true {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid { return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f) }
+            if r < 0 && errno != EINTR { return 127 }
+            if deadline.remainingMilliseconds == 0 { return nil }
+            usleep(pause)
+            pause = min(pause * 2, 50_000)
+        }
+    }
+
+    /// Ends a child that outstayed its bound: SIGKILL, then reaps it.
+    static func kill(_ pid: pid_t) {
+        _ = Glibc.kill(pid, SIGKILL)
+        _ = wait(pid)
     }
 
     struct SpawnError: Error {
