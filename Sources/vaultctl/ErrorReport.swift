@@ -60,7 +60,7 @@ enum ErrorReport {
         case nil: who = "Another vaultctl"
         }
         if path.hasSuffix("/.changes.lock") {
-            return "\(who) has been changing slots (store, move or delete) for over \(seconds) s (it holds \(Quote.escaped(path))), so nothing was done; try again when it has finished, or stop it."
+            return "\(who) is changing slots (store, move or delete) and \(Quote.escaped(path)) was not free within \(seconds) s, so nothing was done; try again when it has finished, or stop it."
         }
         let waited = seconds > 0 ? " (waited \(seconds) s)" : ""
         return "\(who) holds \(Quote.escaped(path))\(waited), so nothing was done; try again in a moment, or stop it."

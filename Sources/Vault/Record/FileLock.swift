@@ -47,29 +47,38 @@ final class FileLock {
         return FileLock(descriptor: fd)
     }
 
-    /// Checks the open lock file, then takes the lock, polling until `seconds` have passed. Closes `fd` on
+    /// Checks the open lock file, then takes the lock, waiting until `seconds` have passed. Closes `fd` on
     /// any failure.
+    ///
+    /// The wait is a blocking `flock` (the kernel wakes a waiter when the lock is released, so parallel
+    /// stores take turns instead of a poller losing every race), interrupted every 100 ms by SIGALRM from an
+    /// interval timer to look at the deadline.
     private static func lock(_ fd: Int32, _ path: String, _ operation: Int32, waitingAtMost seconds: Double) throws(VaultError) {
         do { try SecureFile.checkPrivate(descriptor: fd, path: path) } catch {
             close(fd)
             throw .slot(error)
         }
-        let deadline = Deadline(secondsFromNow: seconds)
-        var pause: UInt32 = 1000
-        while flock(fd, operation | LOCK_NB) != 0 {
+        if flock(fd, operation | LOCK_NB) == 0 { return }
+        guard errno == EWOULDBLOCK || errno == EINTR else {
             let e = errno
-            guard e == EWOULDBLOCK || e == EINTR else {
+            close(fd)
+            throw .slot(.io(path: path, errno: e, operation: "lock"))
+        }
+        let deadline = Deadline(secondsFromNow: seconds)
+        let timer = AlarmTicks(milliseconds: 100)
+        defer { timer.stop() }
+        while deadline.remainingMilliseconds > 0 {
+            if flock(fd, operation) == 0 { return }
+            guard errno == EINTR else {
+                let e = errno
                 close(fd)
                 throw .slot(.io(path: path, errno: e, operation: "lock"))
             }
-            if deadline.remainingMilliseconds == 0 {
-                let holder = LockHolder.of(fd)
-                close(fd)
-                throw .lockHeld(path: path, holder: holder, seconds: Int(seconds.rounded(.up)))
-            }
-            usleep(pause)
-            pause = min(pause * 2, 50_000)
         }
+        if flock(fd, operation | LOCK_NB) == 0 { return }
+        let holder = LockHolder.of(fd)
+        close(fd)
+        throw .lockHeld(path: path, holder: holder, seconds: Int(seconds.rounded(.up)))
     }
 
     /// What a failed `open` of a lock file means: a symlink or a folder in its place is an unsafe file (78);
@@ -82,6 +91,31 @@ final class FileLock {
             do { _ = try SecureFile.privateFolderExists(SecureFile.parent(of: path)) } catch { return .slot(error) }
             return .slot(.io(path: path, errno: e, operation: "open the lock file"))
         default: return .slot(.io(path: path, errno: e, operation: "open the lock file"))
+        }
+    }
+
+    /// SIGALRM every few milliseconds (`setitimer`), with a handler that does nothing and no SA_RESTART, so
+    /// a blocking call returns EINTR; `stop()` puts back the timer and the handler that were there.
+    private struct AlarmTicks {
+        var savedAction = sigaction()
+        var savedTimer = itimerval()
+
+        init(milliseconds: Int) {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { _ in }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = 0
+            sigaction(SIGALRM, &action, &savedAction)
+            let tick = timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)
+            var timer = itimerval(it_interval: tick, it_value: tick)
+            setitimer(Int32(ITIMER_REAL.rawValue), &timer, &savedTimer)
+        }
+
+        func stop() {
+            var timer = savedTimer
+            setitimer(Int32(ITIMER_REAL.rawValue), &timer, nil)
+            var action = savedAction
+            sigaction(SIGALRM, &action, nil)
         }
     }
 
