@@ -68,10 +68,12 @@ public enum PasswordSource: Sendable {
                 return .failure(.notAuthenticated("could not read standard input for --password-stdin (\(String(cString: strerror(e))))"))
             }
         case .terminal:
-            guard let s = Terminal.readSecret(prompt: prompt, limit: PasswordSource.limit) else {
-                return .failure(.notAuthenticated(PasswordSource.howToProvide))
+            switch Terminal.ask(prompt: prompt, limit: PasswordSource.limit) {
+            case .line(let s): return .success(s)
+            // Ctrl-D at the prompt is a cancel, as Ctrl-C is: not an empty password, not a failure.
+            case .cancelled: return .failure(.notAuthenticated("cancelled at the password prompt"))
+            case .unavailable: return .failure(.notAuthenticated(PasswordSource.howToProvide))
             }
-            return .success(s)
         case .none:
             return .failure(.notAuthenticated(PasswordSource.howToProvide))
         }

@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// The password prompt on a real pseudo-terminal, typed at through `script(1)`: the keystrokes are sent a
+/// moment after start (the prompt flushes what was typed before it).
+@Suite("terminal prompt")
+struct TerminalPromptTests {
+    /// Runs `command` (a shell line) inside `script`, so it has a pseudo-terminal as its controlling
+    /// terminal, and types `keys` there after a second.
+    static func typed(_ sb: Sandbox, _ command: String, keys: String) throws -> ProcessResult {
+        let keysFile = "\(sb.root)/keys-\(UInt32.random(in: 0...UInt32.max))"
+        try #require(FileText.write(keysFile, keys, mode: 0o600))
+        let line = "(sleep 1; cat '\(keysFile)'; sleep 3) | \(Paths.tool("script")) -q -e -c \"\(command)\" /dev/null"
+        return ProcessRunner.run(Paths.tool("sh"), ["-c", line], environment: try sb.environment(askpass: .unset),
+                                 timeout: .seconds(20)).droppingPAMWrapperNoise()
+    }
+
+    static func failures(_ sb: Sandbox) throws -> [Any] {
+        let text = FileText.read("\(sb.stateFolder)/ratelimit.json") ?? #"{"failures":[]}"#
+        let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        return object?["failures"] as? [Any] ?? []
+    }
+
+    /// Ctrl-D at the password prompt is a cancel like Ctrl-C: 77 "cancelled", and not a failed attempt.
+    @Test func endOfInputAtThePromptIsCancelledAndNotCounted() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("ctrl-d")
+        try sb.storeWithoutPAM(name, Array("the-value".utf8), mode: "device")
+        for i in 0..<3 {
+            let r = try Self.typed(sb, "\(Paths.vaultctl) read \(name)", keys: "\u{04}")
+            #expect(r.status == 77, "try \(i): \(r)")
+            #expect(r.stdoutText.contains("Password") && r.stdoutText.contains("cancelled"), "try \(i): \(r.stdoutText.debugDescription)")
+        }
+        #expect(try Self.failures(sb).isEmpty, "nothing counted")
+        let r = try sb.read(name)
+        #expect(r.status == 0 && r.stdoutText == "the-value", "not blocked: \(r)")
+    }
+}
