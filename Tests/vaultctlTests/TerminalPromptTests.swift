@@ -38,4 +38,16 @@ struct TerminalPromptTests {
         let r = try sb.read(name)
         #expect(r.status == 0 && r.stdoutText == "the-value", "not blocked: \(r)")
     }
+
+    /// No controlling terminal (`su -`, a process that left its session) but stdin and stderr are a
+    /// terminal: vaultctl asks there, echo off, as sudo does.
+    @Test func withoutAControllingTerminalItAsksOnStandardInputAndError() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("no-ctty")
+        try sb.storeWithoutPAM(name, Array("the-value".utf8), mode: "device")
+        let r = try Self.typed(sb, "\(Paths.tool("setsid")) -w \(Paths.vaultctl) read \(name)", keys: Fixtures.pamPassword + "\n")
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdoutText.contains("Password") && r.stdoutText.contains("the-value"), "\(r.stdoutText.debugDescription)")
+        #expect(!r.stdoutText.contains(Fixtures.pamPassword), "echo was off")
+    }
 }

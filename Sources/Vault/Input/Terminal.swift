@@ -3,7 +3,9 @@ import Glibc
 #endif
 import Slots
 
-/// Asks a person on the controlling terminal (`/dev/tty`) with echo off, as `ssh` and `sudo` do.
+/// Asks a person on the controlling terminal (`/dev/tty`) with echo off, as `ssh` and `sudo` do; when there
+/// is none (after `su -`, or in a process that left its session) but standard input and standard error are
+/// both terminals, asks there, as `sudo` does. Never on a non-terminal.
 public enum Terminal {
     /// Whether `fd` is a terminal.
     public static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
@@ -36,6 +38,7 @@ public enum Terminal {
     static func open() -> Device? {
         let fd = Glibc.open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
         if fd >= 0 { return Device(input: fd, output: fd, opened: true) }
+        if isTerminal(0) && isTerminal(2) { return Device(input: 0, output: 2, opened: false) }
         return nil
     }
 
