@@ -169,13 +169,15 @@ struct SupplyTests {
         #expect(try sb.statusObject(name)["lastSupply"] is NSNull, "a failed supply is not the last supply")
     }
 
-    @Test func aCommandThatCannotRunIsExitOne() throws {
+    /// Found before any prompt (SupplyCommandCheckTests has the cases): a usage error, nothing asked.
+    @Test func aCommandThatCannotRunIsAUsageErrorBeforeAnyPrompt() throws {
         let sb = try Sandbox()
         let name = sb.uniqueSlot("norun")
         try sb.storeSuppliable(name, TestData.textSecret(name))
         let r = try sb.vaultctlCounted(["supply", name, "--", "\(sb.root)/no-such-program"])
-        #expect(r.status == 1, "\(r)")
+        #expect(r.status == 64, "\(r)")
         #expect(r.stderr.contains("no-such-program"), "\(r.stderr)")
+        #expect(sb.askpassCalls == 0)
     }
 
     /// The issue counts failed supplies toward the limit. Each failed supply passed PAM first, and a PAM

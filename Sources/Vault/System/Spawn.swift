@@ -7,7 +7,7 @@ import Slots
 /// Starts a child program the careful way: pipes created close-on-exec atomically, the child's signal mask
 /// emptied and SIGPIPE (which vaultctl ignores) back to its default, and only descriptors 0, 1 and 2: every
 /// other one is closed in the child, even those vaultctl itself inherited without close-on-exec.
-enum Spawn {
+public enum Spawn {
     /// A pipe whose both ends are close-on-exec from the start. The corresponding C function is `pipe2`.
     static func pipe() -> (read: Int32, write: Int32)? {
         var fds: [Int32] = [0, 0]
@@ -39,6 +39,29 @@ enum Spawn {
         var pid: pid_t = 0
         let rc = posix_spawnp(&pid, argv[0], &actions, &attr, cArgs, environ)
         return rc == 0 ? .success(pid) : .failure(SpawnError(errno: rc))
+    }
+
+    /// Where `posix_spawnp` would find `program`: itself when it names a path (has a `/`), else the first
+    /// folder of `PATH` (default `/bin:/usr/bin`, as glibc's execvp) holding a regular file of that name.
+    /// `executable` says whether it may be run (`access(X_OK)`); nil when there is no such file.
+    public static func resolve(_ program: String) -> (path: String, executable: Bool)? {
+        func check(_ path: String) -> (String, Bool)? {
+            var st = stat()
+            guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
+            return (path, access(path, X_OK) == 0)
+        }
+        if program.contains("/") { return check(program) }
+        guard !program.isEmpty else { return nil }
+        let search = Locations.env("PATH") ?? "/bin:/usr/bin"
+        var found: (String, Bool)?
+        for folder in search.split(separator: ":", omittingEmptySubsequences: false) {
+            let dir = folder.isEmpty ? "." : String(folder)
+            if let hit = check("\(dir)/\(program)") {
+                if hit.1 { return hit }
+                found = found ?? hit
+            }
+        }
+        return found
     }
 
     /// Waits for `pid`; returns its exit status, or 128 + the signal that ended it.

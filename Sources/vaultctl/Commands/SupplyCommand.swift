@@ -9,6 +9,15 @@ enum SupplyCommand {
         }
         let name = try context.slotName(args.positionals[0])
         let command = Array(args.positionals[1...])
+        // A COMMAND that cannot run is found before any check or prompt: a typo must not cost a password.
+        switch Spawn.resolve(command[0]) {
+        case nil:
+            throw .usage("\(Quote.text(command[0])) is not a program (not found\(command[0].contains("/") ? "" : " in PATH")); nothing was asked or supplied.")
+        case (let path, false)?:
+            throw CommandFailure(code: .unavailable, message: "\(Quote.text(path)) cannot be run (it is not executable); nothing was asked or supplied.")
+        default:
+            break
+        }
         var status: Int32 = 0
         try run(name, args, context) { (secret) throws(VaultError) -> String? in
             try context.recordDisclosureInVault("handed-over")
