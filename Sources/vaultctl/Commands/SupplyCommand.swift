@@ -21,11 +21,15 @@ enum SupplyCommand {
         var status: Int32 = 0
         try run(name, args, context) { (secret) throws(VaultError) -> String? in
             try context.recordDisclosureInVault("handed-over")
-            status = Delivery.toStdin(command, secret)
+            let outcome = Delivery.toStdin(command, secret)
+            status = outcome.status
             guard status != 0 else { return nil }
-            return status == 127
-                ? "\(Quote.text(command[0])) could not be run (exit 127); nothing was supplied"
-                : "\(Quote.text(command[0])) failed with exit status \(status); the secret was handed over but not accepted"
+            // Only a COMMAND that read the secret and then failed may have rejected it: that counts. One
+            // that never read its stdin failed for reasons of its own, and is not counted (thrown, not returned).
+            guard outcome.readAny else {
+                throw .consumerFailed("\(Quote.text(command[0])) exited \(status) without reading the secret from its standard input; not counted as a failed attempt")
+            }
+            return "\(Quote.text(command[0])) exited \(status) after reading the secret"
         }
     }
 
