@@ -39,3 +39,25 @@ struct ChildBoundsTests {
         #expect(r.status == 0 && r.stdoutText == "the-value", "\(r)")
     }
 }
+
+/// An askpass program that never answers is stopped after the policy's `prompt.askpassSeconds`: 77
+/// "did not answer", not counted.
+@Suite("askpass: a program that never answers")
+struct AskpassNoAnswerTests {
+    @Test func anAskpassProgramThatNeverAnswersIsStoppedAndNotCounted() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("askpass-silent")
+        try sb.storeWithoutPAM(name, Array("the-value".utf8), mode: "device")
+        try sb.writePolicy(#"{"version":1,"prompt":{"askpassSeconds":2}}"#)
+        let program = "\(sb.root)/askpass-silent"
+        try ChildBoundsTests.writeScript(program, "exec sleep 60\n")
+        for _ in 0..<3 {
+            let r = try sb.vaultctl(["read", name], overriding: ["VAULT_ASKPASS": program], timeout: .seconds(25))
+            #expect(!r.timedOut && r.elapsed < .seconds(10), "took \(r.elapsed)")
+            #expect(r.status == 77 && r.stderr.contains("did not answer within 2 s"), "\(r)")
+        }
+        let limit = FileText.read("\(sb.stateFolder)/ratelimit.json") ?? ""
+        #expect(limit.contains(#""failures":[]"#) && !limit.contains("blockedUntil"), "nothing counted: \(limit)")
+        #expect(try sb.read(name).stdoutText == "the-value", "not blocked")
+    }
+}

@@ -43,7 +43,10 @@ public enum PasswordSource: Sendable {
         let prompt = context.isEmpty ? prompt : "vaultctl (\(context)): \(prompt)"
         switch self {
         case .askpass(let program):
-            switch Askpass.ask(program: program, prompt: prompt, limit: PasswordSource.limit) {
+            // The policy is valid by now: the rate limit read it before this prompt.
+            let seconds = (try? Policy.load(configFolder: Locations.fromEnvironment().config).askpassSeconds) ?? 120
+            switch Askpass.ask(program: program, prompt: prompt, limit: PasswordSource.limit,
+                               answerSeconds: Double(seconds)) {
             case .success(let s): return .success(s)
             case .failure(.couldNotRun(let p, let e)):
                 return .failure(.notAuthenticated("could not run the askpass program \(p) (error \(e)); check VAULT_ASKPASS"))
