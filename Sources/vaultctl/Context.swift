@@ -85,7 +85,13 @@ final class Context {
         // The policy is read only when a prompt is about to happen: a malformed policy.json must not
         // stop status, list, store or delete.
         let (state, config, clock) = (locations.state, locations.config, clock)
-        let gate = RateLimitedGate(pam) { () throws(VaultError) -> RateLimiter in
+        // A fourth parallel prompt waits for a place (as long as an askpass program may take to answer).
+        let placeWait: @Sendable () -> Double = {
+            Double((try? Policy.load(configFolder: config).askpassSeconds) ?? Policy.builtIn.askpassSeconds)
+        }
+        let gate = RateLimitedGate(pam, placeWait: placeWait, waiting: { seconds in
+            Output.message("other vaultctl commands are asking for your password; waiting for one to finish (at most \(seconds) s).")
+        }) { () throws(VaultError) -> RateLimiter in
             RateLimiter(stateFolder: state, policy: try Policy.load(configFolder: config).rateLimit, clock: clock)
         }
         let v = Vault(device: SealedFileSlot(folder: locations.state, machine: machine),
