@@ -16,7 +16,16 @@ enum RecoveryCommand {
     }
 
     static func show(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
-        try ReadCommand.run(ParsedArguments(positionals: [RecoveryCode.slot.rawValue]), context)
+        do { try ReadCommand.run(ParsedArguments(positionals: [RecoveryCode.slot.rawValue]), context) } catch {
+            throw pointingToGenerate(error)
+        }
+    }
+
+    /// "Slot 'recovery-code' is empty; store a value with …" points to the wrong command for the recovery
+    /// code, which `recovery generate` makes.
+    static func pointingToGenerate(_ failure: CommandFailure) -> CommandFailure {
+        guard failure.code == .noInput else { return failure }
+        return CommandFailure(code: .noInput, message: "There is no recovery code yet; make one with 'vaultctl recovery generate', write it down, then run 'vaultctl recovery confirm-copied'.")
     }
 
     static func status(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
@@ -39,7 +48,9 @@ enum RecoveryCommand {
 
     static func confirmCopied(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let vault = try context.vault()
-        do { try vault.confirmRecoveryCopied(mark: context.copiedMark()) } catch { throw ErrorReport.failure(error) }
+        do { try vault.confirmRecoveryCopied(mark: context.copiedMark()) } catch {
+            throw pointingToGenerate(ErrorReport.failure(error))
+        }
         Output.message("marked the current recovery code as written down; a new code clears the mark.")
     }
 }
