@@ -16,10 +16,11 @@ enum CommandKind: String, CaseIterable, Sendable {
     /// Whether the command may run while the vault is locked (`vaultctl lock`).
     var allowedWhileLocked: Bool {
         switch self {
-        case .status, .list, .lock, .unlock, .log, .help:
+        // `policy check` reads no secret and changes nothing.
+        case .status, .list, .lock, .unlock, .log, .help, .policyCheck:
             return true
         case .store, .read, .delete, .move, .recoveryGenerate, .recoveryShow, .recoveryStatus,
-             .recoveryConfirmCopied, .supply, .askpass, .allowSupply, .policyCheck:
+             .recoveryConfirmCopied, .supply, .askpass, .allowSupply:
             return false
         }
     }
