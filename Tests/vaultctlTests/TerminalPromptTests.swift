@@ -51,3 +51,22 @@ struct TerminalPromptTests {
         #expect(!r.stdoutText.contains(Fixtures.pamPassword), "echo was off")
     }
 }
+
+/// `list` on a terminal pads the names so the modes line up; piped, it stays tab-separated.
+@Suite("list on a terminal")
+struct ListOnATerminalTests {
+    @Test func listPadsColumnsOnATerminalAndUsesTabsWhenPiped() throws {
+        let sb = try Sandbox(busAddress: "unix:path=/nonexistent")
+        let short = "a-\(UInt32.random(in: 0...UInt32.max))"
+        let long = short + "-much-longer-name"
+        try sb.storeWithoutPAM(short, Array("1".utf8), mode: "device")
+        try sb.storeWithoutPAM(long, Array("2".utf8), mode: "device")
+        let piped = sb.vaultctlWithoutPAM(["list"])
+        #expect(piped.stdoutText == "\(short)\tdevice\n\(long)\tdevice\n", "\(piped.stdoutText.debugDescription)")
+        let shown = try TerminalPromptTests.typed(sb, "\(Paths.vaultctl) list", keys: "")
+        let lines = shown.stdoutText.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .filter { $0.hasSuffix("device") }
+        let pad = String(repeating: " ", count: long.count - short.count + 2)
+        #expect(lines == ["\(short)\(pad)device", "\(long)  device"], "\(shown.stdoutText.debugDescription)")
+    }
+}

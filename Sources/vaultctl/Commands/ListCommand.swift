@@ -1,7 +1,8 @@
 import Slots
 import Vault
 
-/// `vaultctl list [--json]`: names and modes, never secrets.
+/// `vaultctl list [--json]`: names and modes, never secrets: `NAME<TAB>MODE` lines when piped, columns padded
+/// to the longest name on a terminal.
 enum ListCommand {
     static func run(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let vault = try context.vault()
@@ -12,7 +13,13 @@ enum ListCommand {
             let syncError = listing.syncError.map { JSON.string(SlotErrorText.describe($0)) } ?? "null"
             Output.out("{\"slots\":[\(slots.joined(separator: ","))],\"syncError\":\(syncError)}\n")
         } else {
-            for e in listing.entries { Output.out("\(e.name)\t\(e.mode.rawValue)\n") }
+            // Tab-separated for scripts; on a terminal, the names padded to the longest so modes line up.
+            let width = Terminal.isTerminal(1) ? listing.entries.map { $0.name.rawValue.count }.max() ?? 0 : 0
+            for e in listing.entries {
+                let name = e.name.rawValue
+                let gap = width > 0 ? String(repeating: " ", count: width - name.count + 2) : "\t"
+                Output.out("\(name)\(gap)\(e.mode.rawValue)\n")
+            }
         }
         if let e = listing.syncError {
             Output.message("warning: sync slots not listed: \(SlotErrorText.describe(e))")
