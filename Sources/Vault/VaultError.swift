@@ -31,6 +31,9 @@ public enum VaultError: Error, Sendable {
     case consumerFailedAndBlocked(String, until: Double)
     /// A policy check refused the request before any prompt (not allowed, remote origin, target not locked…).
     case refused(String)
+    /// `--if-locked` found the target already unlocked: nothing to supply. Not a failure (exit 0), so a
+    /// script that unlocks idempotently can tell it from a refusal.
+    case alreadyUnlocked(String)
     /// The vault is locked (`vaultctl lock`); only a few commands run until `vaultctl unlock`.
     case vaultLocked
     /// The program a secret was supplied to failed.

@@ -46,6 +46,8 @@ enum ErrorReport {
             return CommandFailure(code: .denied, message: "The vault is locked; run 'vaultctl unlock' (from this machine) first.")
         case .consumerFailed(let why):
             return CommandFailure(code: .failure, message: "\(why).")
+        case .alreadyUnlocked(let why):
+            return CommandFailure(code: .ok, message: "\(why).")
         case .auditUnwritable:
             return CommandFailure(code: .failure, message: "The audit log could not be written, so the secret was not given out.")
         }

@@ -39,7 +39,7 @@ extension Vault {
         if let target = checks.target {
             let (locked, status) = target.stillLocked()
             guard locked else {
-                throw .refused("the target is not locked (the --if-locked check exited \(status)), so nothing was supplied")
+                throw .alreadyUnlocked("the target is already unlocked (the --if-locked check exited \(status)); nothing was supplied")
             }
         }
         let (mode, locked) = try steadily { () throws(VaultError) in try locate(name) }
@@ -52,7 +52,7 @@ extension Vault {
         if let target = checks.target {
             let (stillLocked, status) = target.stillLocked()
             guard stillLocked else {
-                throw .refused("the target was unlocked while you authenticated (the --if-locked check exited \(status)), so nothing was supplied")
+                throw .alreadyUnlocked("the target was unlocked while you authenticated (the --if-locked check exited \(status)); nothing was supplied")
             }
         }
         var failure = try deliver(secret)

@@ -78,6 +78,11 @@ enum SupplyCommand {
                                   clock: context.clock)
         do { try vault.supply(name, checks: checks, reason: reason, deliver: deliver) } catch {
             if let failure = context.auditFailure { throw failure }
+            // Already unlocked: the outcome a script that unlocks idempotently wants, said and exit 0.
+            if case .alreadyUnlocked(let why) = error {
+                Output.message("\(why).")
+                return
+            }
             throw ErrorReport.failure(error)
         }
     }
