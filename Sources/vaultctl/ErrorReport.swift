@@ -65,7 +65,7 @@ enum ErrorReport {
             return "\(who) is changing slots (store, move or delete) and \(Quote.escaped(path)) was not free within \(seconds) s, so nothing was done; try again when it has finished, or stop it."
         }
         let waited = seconds > 0 ? " (waited \(seconds) s)" : ""
-        return "\(who) holds \(Quote.escaped(path))\(waited), so nothing was done; try again in a moment, or stop it."
+        return "\(who) holds \(Quote.escaped(path))\(waited); try again in a moment, or stop it."
     }
 
     /// An audit line that had to go out before a secret and could not: the log's own error, with its code
