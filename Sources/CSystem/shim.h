@@ -9,3 +9,11 @@ static inline int vaultctl_get_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0,
 /* pipe2(2) is declared only under _GNU_SOURCE, which Swift's Glibc module is not built with. */
 extern int pipe2(int pipefd[2], int flags);
 static inline int vaultctl_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
+/* glibc 2.34+: close every descriptor from `from` up in the child, as the last file action. Declared here
+   because Swift's Glibc module is not built with the feature macros that declare it. */
+#include <spawn.h>
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+static inline int vaultctl_spawn_closefrom(void *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, from);
+}

@@ -16,6 +16,7 @@ extension Vault {
     /// The move reads the secret, so it passes the presence gate first.
     public func move(_ name: SlotName, to target: SlotMode) throws(VaultError) -> MoveOutcome {
         _ = try record.load()  // a record we cannot update stops the move before anything is written
+        try record.checkLock()
         let (source, locked) = try steadily { () throws(VaultError) in try locate(name) }
         if source != target {
             if locked {

@@ -21,16 +21,14 @@ public struct Vault: Sendable {
         self.changeLock = changeLock
     }
 
-    /// Runs `body` holding the change lock (an exclusive `flock`), when there is one.
+    /// Runs `body` holding the change lock (an exclusive `flock`), when there is one. Waits at most
+    /// `changeLockWait` for another change (a stopped `store` must not hang every later one): then 75.
     func serialized<T>(_ body: () throws(VaultError) -> T) throws(VaultError) -> T {
         guard let changeLock else { return try body() }
-        let lock: FileLock
-        do throws(SlotError) {
-            try SecureFile.ensurePrivateFolder(SecureFile.parent(of: changeLock))
-            lock = try FileLock(path: changeLock)
-        } catch {
+        do throws(SlotError) { try SecureFile.ensurePrivateFolder(SecureFile.parent(of: changeLock)) } catch {
             throw .slot(error)
         }
+        let lock = try FileLock(path: changeLock, waitingAtMost: Self.changeLockWait)
         defer { lock.release() }
         return try body()
     }
@@ -40,21 +38,19 @@ public struct Vault: Sendable {
     /// slot and file work (bounded), never across a prompt; never taken while `serialized` holds it.
     func steadily<T>(_ body: () throws(VaultError) -> T) throws(VaultError) -> T {
         guard let changeLock else { return try body() }
-        let outcome: FileLock.Shared
-        do { outcome = try FileLock.shared(ifPresent: changeLock, waitingAtMost: Self.changeWait) } catch { throw .slot(error) }
-        switch outcome {
-        case .absent:
-            return try body()
-        case .timedOut:
-            throw .changeInProgress(seconds: Int(Self.changeWait))
-        case .held(let lock):
-            defer { lock.release() }
+        guard let lock = try FileLock.shared(ifPresent: changeLock, waitingAtMost: Self.changeWait) else {
             return try body()
         }
+        defer { lock.release() }
+        return try body()
     }
 
     /// How long a look waits for a change in progress (one Secret Service operation's bound).
     static let changeWait = SecretServiceSlot.defaultTimeout
+
+    /// How long a change waits for another one: a change holds the lock for up to three Secret Service
+    /// operations (write, look, delete), each bounded by its timeout.
+    static let changeLockWait = 3 * SecretServiceSlot.defaultTimeout
 
     public func slot(_ mode: SlotMode) -> any Slot { mode == .device ? device : sync }
 
@@ -75,6 +71,7 @@ public struct Vault: Sendable {
     private func storeLocked(_ name: SlotName, _ secret: SecretBytes, mode: SlotMode) throws(VaultError) -> StoreOutcome {
         // A record we could not update is found before anything is written, so a bad record loses nothing.
         let previous = try record.mode(of: name)
+        try record.checkLock()
         do { try slot(mode).write(name, secret) } catch { throw .slot(error) }
         try record.set(name, mode)
         let other = slot(mode == .device ? .sync : .device)
@@ -155,21 +152,34 @@ public struct Vault: Sendable {
     }
 
     private func deleteLocked(_ name: SlotName) throws(VaultError) -> StoreOutcome {
-        _ = try record.load()  // a record we cannot update stops the delete before anything is removed
+        // A record we cannot update stops the delete before anything is removed.
+        let recorded = try record.load()[name]
+        try record.checkLock()
         // Ask the sync slot first, so a locked keyring refuses the delete before anything is removed.
         let inSync = sync.holding(name)
         if case .holds(locked: true) = inSync {
             throw .slot(.lockedValue(name))
         }
+        // Reads look in the recorded slot first, then in the other one: the copies are removed in the
+        // opposite order, so the one reads see goes last. A delete cut short then leaves the value it was
+        // asked to remove (or nothing), never an older copy that a store had not yet cleaned up.
         var removed = false
-        do { removed = try device.delete(name) } catch { throw .slot(error) }
-        switch inSync {
-        case .holds:
+        func removeDevice() throws(VaultError) {
+            do { if try device.delete(name) { removed = true } } catch { throw .slot(error) }
+        }
+        func removeSync() throws(VaultError) {
+            guard case .holds = inSync else { return }
             do { try sync.delete(name) } catch { throw .slot(error) }
             removed = true
-        case .empty:
-            break
-        case .unknown(let error):
+        }
+        if recorded == .sync {
+            try removeDevice()
+            try removeSync()
+        } else {
+            try removeSync()
+            try removeDevice()
+        }
+        if case .unknown(let error) = inSync {
             if !removed { throw .couldNotLook(name, error) }
             try record.set(name, nil)
             return StoreOutcome(warning: "the device copy is deleted, but the Secret Service could not be asked (\(Self.reason(error))); a copy there, if any, is still there")

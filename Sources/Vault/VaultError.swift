@@ -15,8 +15,9 @@ public enum VaultError: Error, Sendable {
     case accountRefused(String)
     /// Attempts in progress elsewhere use up the failures allowed; try again in a moment (75).
     case busy(retryAfter: Double)
-    /// A store, move or delete held the change lock for longer than a look waits (75).
-    case changeInProgress(seconds: Int)
+    /// Another process held one of vaultctl's locks for longer than a wait for it lasts (75): a change
+    /// (`.changes.lock`) or a file's own lock. `holder` is that process, when `/proc/locks` tells it.
+    case lockHeld(path: String, holder: LockHolder?, seconds: Int)
     /// PAM itself is misconfigured or broken (not a wrong password).
     case authenticationUnavailable(String)
     /// A configuration file is unreadable or invalid.
@@ -30,10 +31,16 @@ public enum VaultError: Error, Sendable {
     case consumerFailedAndBlocked(String, until: Double)
     /// A policy check refused the request before any prompt (not allowed, remote origin, target not locked…).
     case refused(String)
+    /// `--if-locked` found the target already unlocked: nothing to supply. Not a failure (exit 0), so a
+    /// script that unlocks idempotently can tell it from a refusal.
+    case alreadyUnlocked(String)
     /// The vault is locked (`vaultctl lock`); only a few commands run until `vaultctl unlock`.
     case vaultLocked
     /// The program a secret was supplied to failed.
     case consumerFailed(String)
+    /// The audit line that must go out before a secret does could not be written, so nothing was disclosed
+    /// (the CLI says why).
+    case auditUnwritable
     /// The input is not usable (secrets that do not match when typed twice, …).
     case badInput(String)
 }

@@ -1,3 +1,4 @@
+import Slots
 /// An option a command accepts: `--name value`, `--name=value`, or a flag `--name`.
 struct OptionSpec: Sendable {
     let name: String
@@ -38,7 +39,7 @@ enum ArgumentParser {
             i += 1
             if optionsEnded || !word.hasPrefix("--") || word == "-" {
                 if !optionsEnded && word.hasPrefix("-") && word != "-" {
-                    throw .usage("Unknown option '\(word)' for '\(command.name)'.")
+                    throw .usage("Unknown option \(Quote.text(word)) for '\(command.name)'.")
                 }
                 out.positionals.append(word)
                 continue
@@ -55,7 +56,7 @@ enum ArgumentParser {
                 name = String(name[..<eq])
             }
             guard let spec = command.options.first(where: { $0.name == name }) else {
-                throw .usage("Unknown option '--\(name)' for '\(command.name)'.")
+                throw .usage("Unknown option \(Quote.text("--" + name)) for '\(command.name)'.")
             }
             if spec.value == nil {
                 guard inline == nil else { throw .usage("Option '--\(name)' takes no value.") }
@@ -71,7 +72,7 @@ enum ArgumentParser {
                 i += 1
             }
             if !spec.choices.isEmpty && !spec.choices.contains(value) {
-                throw .usage("Option '--\(name)' takes \(spec.choices.joined(separator: " or ")), not '\(value)'.")
+                throw .usage("Option '--\(name)' takes \(spec.choices.joined(separator: " or ")), not \(Quote.text(value)).")
             }
             out.options[name] = value
         }

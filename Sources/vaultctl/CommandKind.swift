@@ -22,10 +22,11 @@ enum CommandKind: String, CaseIterable, Sendable {
     /// Whether the command may run while the vault is locked (`vaultctl lock`).
     var allowedWhileLocked: Bool {
         switch self {
-        case .status, .list, .lock, .unlock, .log, .help, .completion:
+        // `policy check` reads no secret and changes nothing.
+        case .status, .list, .lock, .unlock, .log, .help, .completion, .policyCheck:
             return true
         case .store, .read, .delete, .move, .recoveryGenerate, .recoveryShow, .recoveryStatus,
-             .recoveryConfirmCopied, .supply, .askpass, .allowSupply, .policyCheck, .deviceKeySeal,
+             .recoveryConfirmCopied, .supply, .askpass, .allowSupply, .deviceKeySeal,
              .deviceKeyStatus, .credentialGet, .credentialStore, .credentialErase:
             return false
         }

@@ -115,10 +115,13 @@ enum CommandTable {
                 discussion: """
                 In this order, each refused before any prompt: the slot allows supply (see allow-supply); the \
                 session is nearby (not a remote login); the rate limit does not block; with --if-locked, CHECK \
-                (run by /bin/sh) exits 0, meaning the target still needs the secret. Then PAM, then CHECK \
-                again right before delivery. The secret goes to COMMAND's stdin followed by EOF, never to its \
-                arguments or environment. COMMAND failing is exit 1 and counts as a failed attempt; with --if-locked, so \
-                does COMMAND exiting 0 while CHECK still says the target is locked.
+                (run by /bin/sh) exits 0, meaning the target still needs the secret (a target already unlocked \
+                is exit 0 with nothing supplied). Then PAM, then CHECK again right before delivery. A COMMAND \
+                that cannot run is refused before all of that (64 or 69). The secret goes to COMMAND's stdin \
+                followed by EOF, never to its arguments or environment; COMMAND gets descriptors 0-2 only. \
+                COMMAND failing after reading the secret is exit 1 and counts as a failed attempt (one that never \
+                read it is not counted); with --if-locked, so does COMMAND exiting 0 while CHECK still says the \
+                target is locked.
                 """,
                 positionals: 2...Int.max,
                 options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked")],
@@ -140,8 +143,8 @@ enum CommandTable {
         Command(kind: .lock, synopsis: "lock",
                 abstract: "Lock the vault (and ask the Secret Service to lock its collection). No password.",
                 discussion: """
-                Works from anywhere and asks nothing. While locked only status, list, lock, unlock, log, help and completion \
-                run; everything else is refused with 77 until 'vaultctl unlock'.
+                Works from anywhere and asks nothing. While locked only status, list, lock, unlock, log, help, \
+                completion and policy check run; everything else is refused with 77 until 'vaultctl unlock'.
                 """,
                 positionals: 0...0, options: [], run: LockCommand.lock),
         Command(kind: .unlock, synopsis: "unlock [--password-stdin]",

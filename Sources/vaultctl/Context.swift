@@ -15,8 +15,31 @@ final class Context {
     private var builtPolicy: Policy?
     private var builtOrigin: Origin?
 
+    /// Writes the command's audit line right before a secret leaves (stdout, or COMMAND's stdin), with
+    /// the result given ("ok", "handed-over"); throws when the line cannot be written, so nothing leaves.
+    /// Set by `Entrypoint` for audited commands.
+    var auditBeforeDisclosure: (_ result: String) throws(CommandFailure) -> Void = { _ in }
+    /// The result that `auditBeforeDisclosure` wrote, once it did.
+    var disclosedResult: String?
+    /// Why the line before a disclosure could not be written, for the command to report.
+    var auditFailure: CommandFailure?
+
     init(passwordFromStandardInput: Bool = false) {
         self.passwordFromStandardInput = passwordFromStandardInput
+    }
+
+    /// Runs `auditBeforeDisclosure`.
+    func recordDisclosure(_ result: String) throws(CommandFailure) {
+        do { try auditBeforeDisclosure(result) } catch {
+            auditFailure = error
+            throw error
+        }
+    }
+
+    /// `recordDisclosure` inside the vault's own flow (supply, askpass): the failure is kept in
+    /// `auditFailure` for the command to report, and the vault sees `auditUnwritable`.
+    func recordDisclosureInVault(_ result: String) throws(VaultError) {
+        do { try recordDisclosure(result) } catch { throw .auditUnwritable }
     }
 
     func policy() throws(CommandFailure) -> Policy {
@@ -65,7 +88,13 @@ final class Context {
         // The policy is read only when a prompt is about to happen: a malformed policy.json must not
         // stop status, list, store or delete.
         let (state, config, clock) = (locations.state, locations.config, clock)
-        let gate = RateLimitedGate(pam) { () throws(VaultError) -> RateLimiter in
+        // A fourth parallel prompt waits for a place (as long as an askpass program may take to answer).
+        let placeWait: @Sendable () -> Double = {
+            Double((try? Policy.load(configFolder: config).askpassSeconds) ?? Policy.builtIn.askpassSeconds)
+        }
+        let gate = RateLimitedGate(pam, placeWait: placeWait, waiting: { seconds in
+            Output.message("other vaultctl commands are asking for your password; waiting for one to finish (at most \(seconds) s).")
+        }) { () throws(VaultError) -> RateLimiter in
             RateLimiter(stateFolder: state, policy: try Policy.load(configFolder: config).rateLimit, clock: clock)
         }
         let v = Vault(device: SealedFileSlot(folder: locations.state, machine: machine, tpm: TPMChoice.fromEnvironment()),
@@ -83,7 +112,7 @@ final class Context {
 
     func slotName(_ raw: String) throws(CommandFailure) -> SlotName {
         guard let name = SlotName(raw) else {
-            throw .usage("'\(raw)' is not a valid slot name: \(SlotName.rule).")
+            throw .usage("\(Quote.text(raw)) is not a valid slot name: \(SlotName.rule).")
         }
         return name
     }

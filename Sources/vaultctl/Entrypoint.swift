@@ -4,12 +4,13 @@ import Vault
 /// Dispatches the words after `vaultctl` to a command and turns any failure into one stderr line.
 enum Entrypoint {
     static func run(_ words: [String]) -> ExitCode {
-        SecretServiceSlot.tellAboutPrompts { Output.err("vaultctl: \($0)\n") }
+        SecretServiceSlot.tellAboutPrompts { Output.message($0) }
         do {
             try dispatch(words)
             return .ok
         } catch {
-            Output.err("vaultctl: \(error.message)\n")
+            // One line, whatever the message holds: a piece of input that escaped quoting cannot break it.
+            Output.message(error.message)
             return error.code
         }
     }
@@ -33,12 +34,12 @@ enum Entrypoint {
             if CommandTable.isGroup(first) {
                 if words.count == 1 || words[1] == "--help" || words[1] == "-h" {
                     Output.out(Help.group(first))
-                    if words.count == 1 { throw .usage("'\(first)' needs a subcommand.") }
+                    if words.count == 1 { throw .usage("\(Quote.text(first)) needs a subcommand.") }
                     return
                 }
-                throw .usage("Unknown command '\(first) \(words[1])'.")
+                throw .usage("Unknown command \(Quote.text(first + " " + words[1])).")
             }
-            throw .usage("Unknown command '\(first)'.")
+            throw .usage("Unknown command \(Quote.text(first)).")
         }
         let rest = Array(words.dropFirst(used))
         if let dash = rest.firstIndex(of: "--"), rest[..<dash].contains("--help") || rest[..<dash].contains("-h") {
@@ -54,19 +55,29 @@ enum Entrypoint {
             throw .usage("--password-stdin reads a line from a pipe or file, but standard input is a terminal; leave the option out and vaultctl asks there with echo off.")
         }
         let context = Context(passwordFromStandardInput: passwordFromStandardInput)
+        if command.kind.isAudited {
+            // A secret leaves only after its line is in the log: checked by writing it, not beforehand.
+            context.auditBeforeDisclosure = { [unowned context] (result) throws(CommandFailure) in
+                let line = entry(command.kind, parsed, context, result: result, reason: nil)
+                do throws(VaultError) { try context.audit.append(line) } catch { throw ErrorReport.auditFailure(error) }
+                context.disclosedResult = result
+            }
+        }
         do {
             try admit(command.kind, context)
             try command.run(parsed, context)
         } catch {
             // A usage error never ran the command: it writes nothing, not even a log line. Refusals of any
-            // command (the vault is locked, the rate limit blocks) are logged too.
+            // command (the vault is locked, the rate limit blocks) are logged too; a line that could not be
+            // written just now is not tried again.
             let refused = error.code == .denied || error.code == .tryLater
-            if error.code != .usage && (command.kind.isAudited || refused) {
+            if error.code != .usage && context.auditFailure == nil && (command.kind.isAudited || refused) {
                 record(command.kind, parsed, context, failure: error)
             }
             throw error
         }
-        if command.kind.isAudited { record(command.kind, parsed, context, failure: nil) }
+        // A read's line went out before its secret ("ok"); a supply's said "handed-over", this says how it ended.
+        if command.kind.isAudited && context.disclosedResult != "ok" { record(command.kind, parsed, context, failure: nil) }
     }
 
     /// The checks before any command runs: the vault lock's allow-list, then the rate limit for gated
@@ -87,14 +98,10 @@ enum Entrypoint {
         }
     }
 
-    /// One audit line: command, slot, origin, result, reason (the error's one line; never a secret).
+    /// The audit line of a command that ended (`failure` nil: it succeeded), written as best it can be: a
+    /// line that cannot be written is a warning after a success and nothing more after a failure (whose
+    /// own one line says what went wrong).
     static func record(_ kind: CommandKind, _ parsed: ParsedArguments, _ context: Context, failure: CommandFailure?) {
-        let slot: String?
-        switch kind {
-        case .recoveryShow: slot = RecoveryCode.slot.rawValue
-        default: slot = context.auditedSlot?.rawValue ?? parsed.positionals.first.flatMap { SlotName($0)?.rawValue }
-        }
-        let origin = (try? context.origin().description) ?? "unknown origin"
         let result: String
         switch failure?.code {
         case nil: result = "ok"
@@ -102,10 +109,25 @@ enum Entrypoint {
         case .failure?: result = "failed"
         default: result = "error"
         }
-        let entry = AuditEntry(time: TimeText.iso8601(context.clock.now()), command: kind.rawValue, slot: slot,
-                               origin: origin, result: result, reason: failure?.message)
-        do { try context.audit.append(entry) } catch {
-            Output.err("vaultctl: warning: could not write the audit log: \(ErrorReport.failure(error).message)\n")
+        let line = entry(kind, parsed, context, result: result, reason: failure?.message)
+        // `lock` never waits behind another writer of the log: locking is what matters, the line is extra.
+        do { try context.audit.append(line, waitingAtMost: kind == .lock ? 0 : 5) } catch {
+            if failure == nil {
+                Output.message("warning: could not write the audit log: \(ErrorReport.failure(error).message)")
+            }
         }
+    }
+
+    /// One audit line: command, slot, origin, result, reason (the error's one line; never a secret).
+    static func entry(_ kind: CommandKind, _ parsed: ParsedArguments, _ context: Context, result: String,
+                      reason: String?) -> AuditEntry {
+        let slot: String?
+        switch kind {
+        case .recoveryShow: slot = RecoveryCode.slot.rawValue
+        default: slot = context.auditedSlot?.rawValue ?? parsed.positionals.first.flatMap { SlotName($0)?.rawValue }
+        }
+        let origin = (try? context.origin().description) ?? "unknown origin"
+        return AuditEntry(time: TimeText.iso8601(context.clock.now()), command: kind.rawValue, slot: slot,
+                          origin: origin, result: result, reason: reason)
     }
 }

@@ -23,13 +23,12 @@ enum ErrorReport {
         case .busy:
             return CommandFailure(code: .tryLater, message:
                 "Another vaultctl is asking for your password right now and the attempts allowed are taken; try again in a moment.")
-        case .changeInProgress(let seconds):
-            return CommandFailure(code: .tryLater, message:
-                "Another vaultctl has been changing slots (store, move or delete) for over \(seconds) s, so nothing could be looked at; try again when it has finished.")
+        case .lockHeld(let path, let holder, let seconds):
+            return CommandFailure(code: .tryLater, message: lockHeld(path, holder, seconds))
         case .authenticationUnavailable(let why):
             return CommandFailure(code: .config, message: "Authentication is not possible: \(why).")
         case .configuration(let path, let detail):
-            return CommandFailure(code: .config, message: "\(path): \(detail).")
+            return CommandFailure(code: .config, message: "\(Quote.escaped(path, quotes: false)): \(detail).")
         case .badInput(let why):
             return CommandFailure(code: .dataError, message: why)
         case .blocked(let until, let now):
@@ -47,7 +46,35 @@ enum ErrorReport {
             return CommandFailure(code: .denied, message: "The vault is locked; run 'vaultctl unlock' (from this machine) first.")
         case .consumerFailed(let why):
             return CommandFailure(code: .failure, message: "\(why).")
+        case .alreadyUnlocked(let why):
+            return CommandFailure(code: .ok, message: "\(why).")
+        case .auditUnwritable:
+            return CommandFailure(code: .failure, message: "The audit log could not be written, so the secret was not given out.")
         }
+    }
+
+    /// "Another vaultctl (PID 4711) has been changing slots …" or "… holds PATH …": who to wait for or stop.
+    static func lockHeld(_ path: String, _ holder: LockHolder?, _ seconds: Int) -> String {
+        let who: String
+        switch holder {
+        case let h? where h.command == "vaultctl": who = "Another vaultctl (PID \(h.pid))"
+        case let h?: who = "Another process (PID \(h.pid)\(h.command.map { ", \(Quote.text($0))" } ?? ""))"
+        case nil: who = "Another vaultctl"
+        }
+        if path.hasSuffix("/.changes.lock") {
+            return "\(who) is changing slots (store, move or delete) and \(Quote.escaped(path)) was not free within \(seconds) s, so nothing was done; try again when it has finished, or stop it."
+        }
+        let waited = seconds > 0 ? " (waited \(seconds) s)" : ""
+        return "\(who) holds \(Quote.escaped(path))\(waited); try again in a moment, or stop it."
+    }
+
+    /// An audit line that had to go out before a secret and could not: the log's own error, with its code
+    /// (75 for a lock another process holds, 78 for an unsafe file, 1 otherwise), and that nothing left.
+    static func auditFailure(_ error: VaultError) -> CommandFailure {
+        let cause = failure(error)
+        var why = cause.message
+        if why.hasSuffix(".") { why.removeLast() }
+        return CommandFailure(code: cause.code, message: "The audit log could not be written, so the secret was not given out: \(why).")
     }
 
     /// For `do` blocks that mix error types: a `CommandFailure` or `VaultError` as such, anything else as 1.

@@ -8,6 +8,10 @@ enum Output {
     static func out(_ text: String) { write(1, text) }
     static func err(_ text: String) { write(2, text) }
 
+    /// One line on stderr, `vaultctl: TEXT`: anything in the text that is not shown as itself (a newline,
+    /// an escape sequence) is escaped, so a message is one line whatever input it quotes.
+    static func message(_ text: String) { write(2, "vaultctl: \(Quote.oneLine(text))\n") }
+
     static func write(_ fd: Int32, _ text: String) {
         var t = text
         _ = t.withUTF8 { writeAll(fd, UnsafeRawBufferPointer($0)) }

@@ -5,6 +5,18 @@ import Slots
 @Suite struct VaultDeleteTests {
     let f = VaultFixture()
 
+    /// The copy reads see (the recorded slot's) goes last, so a delete cut short never leaves an older copy
+    /// as the value.
+    @Test func deleteRemovesTheCopyReadsDoNotSeeFirst() throws {
+        f.device.seed(api, "from device")
+        f.sync.seed(api, "older, in sync")
+        try f.given(api, recordedAs: .device)
+
+        try f.vault.delete(api)
+
+        #expect(f.log.changes == ["sync.delete api", "device.delete api", "record api=none"])
+    }
+
     @Test func deleteRemovesBothCopiesAndTheRecord() throws {
         f.device.seed(api, "from device")
         f.sync.seed(api, "from sync")
@@ -87,6 +99,7 @@ import Slots
     @Test func deleteSurfacesDeviceDeleteFailureBeforeTouchingSync() throws {
         f.device.seed(api, "from device")
         f.sync.seed(api, "from sync")
+        try f.given(api, recordedAs: .sync)
         f.device.deleteError = .io(path: "/state/api", errno: 13, operation: "remove")
 
         let error = #expect(throws: VaultError.self) { try f.vault.delete(api) }

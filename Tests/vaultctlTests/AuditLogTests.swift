@@ -14,6 +14,8 @@ struct AuditLogTests {
         return bytes + Array(repeating: UInt8(ascii: "~"), count: 37 - bytes.count)
     }
 
+    /// One line per command; a supply that handed the secret over has two: "handed-over", written before
+    /// COMMAND got it, and how it ended.
     @Test func gatedCommandsRefusalsAndSuppliesEachAppendOneLine() throws {
         let sb = try Sandbox()
         let name = sb.uniqueSlot("audit")
@@ -36,7 +38,8 @@ struct AuditLogTests {
 
         // A run repeated after a pam_wrapper race (see `isPAMWrapperRace`) left an "error" line of its own.
         let lines = sb.auditFileLines.filter { !$0.contains("PAM could not start") }
-        #expect(lines.count == runs.count, "\(lines)")
+        let lineCount = runs.count + 2  // the two supplies that handed the secret over
+        #expect(lines.count == lineCount, "\(lines)")
         let fileEntries = try JSONLines.parse(lines.joined(separator: "\n"))
         for entry in fileEntries {
             #expect(Set(entry.keys).isSubset(of: Self.fields), "only the documented fields: \(entry.keys.sorted())")
@@ -45,22 +48,22 @@ struct AuditLogTests {
         let log = try sb.vaultctlCounted(["log", "--json"])
         #expect(log.status == 0, "\(log)")
         let entries = try JSONLines.parse(log.stdoutText).filter { !(($0["reason"] as? String)?.contains("PAM could not start") ?? false) }
-        try #require(entries.count == runs.count, "\(log.stdoutText)")
+        try #require(entries.count == lineCount, "\(log.stdoutText)")
         for entry in entries {
             #expect(Set(entry.keys) == Self.fields, "\(entry.keys.sorted())")
             #expect(entry["slot"] as? String == name)
             let time = entry["time"] as? String ?? ""
             #expect(time.count == 20 && time.hasSuffix("Z"), "\(time)")
         }
-        #expect(entries.map { $0["command"] as? String } == ["read", "supply", "askpass", "read", "supply"])
-        #expect(entries.map { $0["result"] as? String } == ["ok", "ok", "refused", "failed", "failed"])
-        #expect(entries.map { $0["reason"] is NSNull } == [true, true, false, false, false], "a reason for each failure")
-        #expect((entries[2]["origin"] as? String)?.contains("100.64.7.9") == true, "\(entries[2])")
+        #expect(entries.map { $0["command"] as? String } == ["read", "supply", "supply", "askpass", "read", "supply", "supply"])
+        #expect(entries.map { $0["result"] as? String } == ["ok", "handed-over", "ok", "refused", "failed", "handed-over", "failed"])
+        #expect(entries.map { $0["reason"] is NSNull } == [true, true, true, false, false, true, false], "a reason for each failure")
+        #expect((entries[3]["origin"] as? String)?.contains("100.64.7.9") == true, "\(entries[3])")
         #expect((entries[0]["origin"] as? String) == "local session", "\(entries[0])")
 
         let plain = try sb.vaultctlCounted(["log"])
         #expect(plain.status == 0)
-        #expect(plain.stdoutText.split(separator: "\n").filter { !$0.contains("PAM could not start") }.count == runs.count,
+        #expect(plain.stdoutText.split(separator: "\n").filter { !$0.contains("PAM could not start") }.count == lineCount,
                 "\(plain.stdoutText)")
 
         // Never the secret, never its length.

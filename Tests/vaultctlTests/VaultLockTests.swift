@@ -5,10 +5,10 @@ import Testing
 /// Which commands run while the vault is locked, decided once per `CommandKind`.
 @Suite("CommandKind while locked")
 struct CommandKindLockTests {
-    static let allowedWhileLocked: Set<CommandKind> = [.status, .list, .lock, .unlock, .log, .help, .completion]
+    static let allowedWhileLocked: Set<CommandKind> = [.status, .list, .lock, .unlock, .log, .help, .completion, .policyCheck]
 
     @Test(arguments: CommandKind.allCases)
-    func onlyStatusListLockUnlockLogAndHelpRunWhileLocked(_ kind: CommandKind) {
+    func onlyStatusListLockUnlockLogHelpAndPolicyCheckRunWhileLocked(_ kind: CommandKind) {
         #expect(kind.allowedWhileLocked == Self.allowedWhileLocked.contains(kind), "\(kind.rawValue)")
     }
 

@@ -12,6 +12,7 @@ public enum SecureFile {
         var st = stat()
         if lstat(path, &st) != 0 {
             let e = errno
+            if e == ENOTDIR { throw notAFolderAbove(path) }
             guard e == ENOENT else { throw .io(path: path, errno: e, operation: "inspect") }
             try makeParents(of: path)
             if mkdir(path, 0o700) != 0 && errno != EEXIST {
@@ -27,11 +28,34 @@ public enum SecureFile {
         var st = stat()
         if lstat(path, &st) != 0 {
             let e = errno
-            if e == ENOENT || e == ENOTDIR { return false }
+            if e == ENOENT { return false }
+            if e == ENOTDIR { throw notAFolderAbove(path) }
             throw .io(path: path, errno: e, operation: "inspect")
         }
         try checkPrivate(path: path, st, wantDirectory: true)
         return true
+    }
+
+    /// The error for a path whose lookup met a file where a folder should be (ENOTDIR): names the nearest
+    /// ancestor that is not a folder.
+    static func notAFolderAbove(_ path: String) -> SlotError {
+        var p = parent(of: path)
+        var st = stat()
+        while p != "/" && p != "." {
+            if lstat(p, &st) == 0 && st.st_mode & S_IFMT != S_IFDIR {
+                return .unsafePermissions(path: p, detail: "it is not a folder")
+            }
+            p = parent(of: p)
+        }
+        return .unsafePermissions(path: path, detail: "a part of the path is not a folder")
+    }
+
+    /// Checks an open descriptor the way every private file is checked (a regular file, ours, 0600 or
+    /// stricter): for lock files, which are opened, not read.
+    public static func checkPrivate(descriptor fd: Int32, path: String) throws(SlotError) {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw .io(path: path, errno: errno, operation: "inspect") }
+        try checkPrivate(path: path, st, wantDirectory: false)
     }
 
     /// Checks that an existing file is private (ours, 0600 or stricter, a regular file, not a symlink)

@@ -4,7 +4,8 @@ public struct AuditEntry: Sendable, Equatable {
     public var command: String
     public var slot: String?
     public var origin: String
-    /// "ok", "refused" (a check said no before any prompt), "failed" (authentication or delivery failed),
+    /// "ok", "handed-over" (a supply gave the secret to COMMAND; its "ok" or "failed" line follows), "refused"
+    /// (a check said no before any prompt), "failed" (authentication or delivery failed),
     /// or "error" (anything else).
     public var result: String
     public var reason: String?

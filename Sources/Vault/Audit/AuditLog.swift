@@ -15,20 +15,25 @@ public struct AuditLog: Sendable {
         self.folder = folder
     }
 
-    public func append(_ entry: AuditEntry) throws(VaultError) {
+    /// Appends one line, waiting at most `seconds` for another writer's lock (0: tries once).
+    public func append(_ entry: AuditEntry, waitingAtMost seconds: Double = 5) throws(VaultError) {
         var line = JSONWriter.bytes(entry.json)
         line.append(0x0A)
         do {
             try SecureFile.ensurePrivateFolder(folder)
-            let lock = try FileLock(path: "\(folder)/.audit.lock")
+            let lock = try FileLock(path: "\(folder)/.audit.lock", waitingAtMost: seconds)
             defer { lock.release() }
             var st = stat()
             if lstat(path, &st) == 0, Int(st.st_size) > AuditLog.rotateAt {
+                // The old generation is replaced only when it is a private file vaultctl made.
+                _ = try SecureFile.privateFileExists("\(path).1")
                 if rename(path, "\(path).1") != 0 { throw SlotError.io(path: path, errno: errno, operation: "rotate") }
             }
             try line.withTypedUnsafeBytes { (raw) throws(SlotError) in try SecureFile.append(path, raw) }
         } catch let e as SlotError {
             throw .slot(e)
+        } catch let e as VaultError {
+            throw e
         } catch {
             throw .configuration(path: path, detail: "\(error)")
         }

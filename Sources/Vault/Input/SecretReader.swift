@@ -13,8 +13,9 @@ public enum SecretReader {
     }
 
     /// Reads until EOF (or, with `stopAtNewline`, the first `\n`, which is dropped), keeping at most `limit` bytes.
-    public static func read(fd: Int32, limit: Int, stopAtNewline: Bool = false) -> Outcome {
-        read(fd: fd, limit: limit, stopAtNewline: stopAtNewline).outcome
+    /// With a `deadline`, each read first waits (`poll`) only for the time left: past it, `failed(ETIMEDOUT)`.
+    public static func read(fd: Int32, limit: Int, stopAtNewline: Bool = false, deadline: Deadline? = nil) -> Outcome {
+        read(fd: fd, limit: limit, stopAtNewline: stopAtNewline, deadline: deadline).outcome
     }
 
     /// What one line of a stream gave: a line, or the end of the stream before any byte of one.
@@ -28,7 +29,7 @@ public enum SecretReader {
     /// Reads one line (up to and dropping `\n`; a last line may lack it). Bytes are read one at a time, so
     /// nothing after the newline is consumed and the next call reads the next line.
     public static func readLine(fd: Int32, limit: Int) -> Line {
-        let (outcome, sawAnything) = read(fd: fd, limit: limit, stopAtNewline: true)
+        let (outcome, sawAnything) = read(fd: fd, limit: limit, stopAtNewline: true, deadline: nil)
         switch outcome {
         case .bytes where !sawAnything: return .endOfInput
         case .bytes(let s): return .line(s)
@@ -37,13 +38,26 @@ public enum SecretReader {
         }
     }
 
-    private static func read(fd: Int32, limit: Int, stopAtNewline: Bool) -> (outcome: Outcome, sawAnything: Bool) {
+    private static func read(fd: Int32, limit: Int, stopAtNewline: Bool, deadline: Deadline?) -> (outcome: Outcome, sawAnything: Bool) {
         let buffer = SecretBytes(capacity: limit + 1)
         var failure: Int32 = 0
         var sawNewline = false
         buffer.withUnsafeMutableBytes { raw, used in
             while used < raw.count {
                 let want = stopAtNewline ? 1 : raw.count - used
+                if let deadline {
+                    var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    let ready = poll(&p, 1, deadline.remainingMilliseconds)
+                    if ready < 0 {
+                        if errno == EINTR { continue }
+                        failure = errno
+                        return
+                    }
+                    if ready == 0 {
+                        failure = ETIMEDOUT
+                        return
+                    }
+                }
                 let n = Glibc.read(fd, raw.baseAddress! + used, want)
                 if n < 0 {
                     if errno == EINTR { continue }

@@ -16,8 +16,9 @@ public struct VaultLock: Sendable {
     public func isLocked() throws(VaultError) -> Bool {
         do {
             guard try SecureFile.privateFolderExists(folder) else { return false }
-            var st = stat()
-            return lstat(path, &st) == 0
+            // A marker that is not a private regular file (a folder, a symlink, loose permissions) is refused
+            // (78) rather than taken for "locked" or "unlocked": it was not made by vaultctl.
+            return try SecureFile.privateFileExists(path)
         } catch {
             throw .slot(error)
         }

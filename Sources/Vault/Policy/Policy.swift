@@ -13,7 +13,8 @@
 ///                      "169.254.0.0/16", "fe80::/10", "fc00::/7"]
 ///   },
 ///   "rateLimit": { "failures": 3, "windowSeconds": 300, "blockSeconds": 300 },
-///   "slotDefaults": { "allowSupply": false }
+///   "slotDefaults": { "allowSupply": false },
+///   "prompt": { "askpassSeconds": 120 }
 /// }
 /// ```
 ///
@@ -26,6 +27,8 @@
 ///   rejects the whole document; nothing of it is used.
 /// - `rateLimit.failures` is a whole number 1...100; `windowSeconds` and `blockSeconds` are whole numbers
 ///   of seconds 1...86400. A whole-valued decimal such as `3.0` counts as the whole number 3.
+/// - `prompt.askpassSeconds` (how long a `VAULT_ASKPASS` program has to answer) is a whole number of
+///   seconds 1...3600.
 /// - `origin.remoteRanges` is a non-empty array of CIDR ranges (an empty one would let a tailnet's
 ///   addresses inside `fc00::/7` count as nearby); `origin.nearbyRanges` is an array of CIDR ranges and may
 ///   be empty (nothing is nearby). At most `maximumRangeCount` ranges each.
@@ -43,6 +46,8 @@ public struct Policy: Sendable, Equatable {
     public var rateLimit: RateLimitPolicy
     /// Whether a slot with no setting of its own may be supplied to another program.
     public var allowSupplyByDefault: Bool
+    /// How long a `VAULT_ASKPASS` program has to answer before it is stopped (`prompt.askpassSeconds`).
+    public var askpassSeconds = 120
 
     public init(remoteRanges: [IPRange], nearbyRanges: [IPRange], rateLimit: RateLimitPolicy,
                 allowSupplyByDefault: Bool) {
@@ -78,7 +83,8 @@ public struct Policy: Sendable, Equatable {
             "nearbyRanges": ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "fe80::/10", "fc00::/7"]
           },
           "rateLimit": { "failures": 3, "windowSeconds": 300, "blockSeconds": 300 },
-          "slotDefaults": { "allowSupply": false }
+          "slotDefaults": { "allowSupply": false },
+          "prompt": { "askpassSeconds": 120 }
         }
 
         """

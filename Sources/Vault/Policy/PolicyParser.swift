@@ -24,10 +24,11 @@ struct PolicyProblem: Error {
 
 /// Reads a policy document: the raw checks, then the JSON value against the version 1 shape by hand.
 enum PolicyParser {
-    static let topKeys = ["version", "origin", "rateLimit", "slotDefaults"]
+    static let topKeys = ["version", "origin", "rateLimit", "slotDefaults", "prompt"]
     static let originKeys = ["remoteRanges", "nearbyRanges"]
     static let rateLimitKeys = ["failures", "windowSeconds", "blockSeconds"]
     static let slotDefaultsKeys = ["allowSupply"]
+    static let promptKeys = ["askpassSeconds"]
 
     /// Deepest nesting of arrays and objects a document may have (the document's own object is level 1).
     static let maximumDepth = 32
@@ -106,6 +107,13 @@ enum PolicyParser {
                     throw PolicyProblem(detail: "\(quoted("slotDefaults.allowSupply")) must be true or false, not \(v.kind)")
                 }
                 policy.allowSupplyByDefault = allow
+            }
+        }
+        if let prompt = top["prompt"] {
+            let members = try object(prompt, at: "prompt")
+            try rejectUnknownKeys(members, known: promptKeys, at: "prompt")
+            if let v = members["askpassSeconds"] {
+                policy.askpassSeconds = try wholeNumber(v, in: 1...3600, at: "prompt.askpassSeconds", unit: " of seconds")
             }
         }
         return policy

@@ -43,12 +43,17 @@ public enum PasswordSource: Sendable {
         let prompt = context.isEmpty ? prompt : "vaultctl (\(context)): \(prompt)"
         switch self {
         case .askpass(let program):
-            switch Askpass.ask(program: program, prompt: prompt, limit: PasswordSource.limit) {
+            // The policy is valid by now: the rate limit read it before this prompt.
+            let seconds = (try? Policy.load(configFolder: Locations.fromEnvironment().config).askpassSeconds) ?? 120
+            switch Askpass.ask(program: program, prompt: prompt, limit: PasswordSource.limit,
+                               answerSeconds: Double(seconds)) {
             case .success(let s): return .success(s)
             case .failure(.couldNotRun(let p, let e)):
                 return .failure(.notAuthenticated("could not run the askpass program \(p) (error \(e)); check VAULT_ASKPASS"))
             case .failure(.declined(let p, let code)):
                 return .failure(.notAuthenticated("the askpass program \(p) exited with status \(code), so nothing was answered"))
+            case .failure(.noAnswer(let p, let seconds)):
+                return .failure(.notAuthenticated("the askpass program \(p) did not answer within \(seconds) s and was stopped, so nothing was answered"))
             case .failure(.tooLong):
                 return .failure(.notAuthenticated("the askpass program answered with more than \(PasswordSource.limit) bytes"))
             }
@@ -66,10 +71,12 @@ public enum PasswordSource: Sendable {
                 return .failure(.notAuthenticated("could not read standard input for --password-stdin (\(String(cString: strerror(e))))"))
             }
         case .terminal:
-            guard let s = Terminal.readSecret(prompt: prompt, limit: PasswordSource.limit) else {
-                return .failure(.notAuthenticated(PasswordSource.howToProvide))
+            switch Terminal.ask(prompt: prompt, limit: PasswordSource.limit) {
+            case .line(let s): return .success(s)
+            // Ctrl-D at the prompt is a cancel, as Ctrl-C is: not an empty password, not a failure.
+            case .cancelled: return .failure(.notAuthenticated("cancelled at the password prompt"))
+            case .unavailable: return .failure(.notAuthenticated(PasswordSource.howToProvide))
             }
-            return .success(s)
         case .none:
             return .failure(.notAuthenticated(PasswordSource.howToProvide))
         }

@@ -80,6 +80,13 @@ public struct ModeRecord: Sendable {
         try load()[name]
     }
 
+    /// Takes the record's lock and gives it back: a change finds a lock file that is unsafe, or held too
+    /// long by another process, before it writes anything to a slot.
+    public func checkLock() throws(VaultError) {
+        do throws(SlotError) { try SecureFile.ensurePrivateFolder(folder) } catch { throw .slot(error) }
+        try FileLock(path: "\(folder)/.modes.lock").release()
+    }
+
     /// Sets (or with nil, removes) the recorded mode of `name`.
     public func set(_ name: SlotName, _ mode: SlotMode?) throws(VaultError) {
         do {

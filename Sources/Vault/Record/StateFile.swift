@@ -25,10 +25,11 @@ struct StateFile<Document: JSONDocument>: Sendable {
     }
 
     /// Reads, changes and writes the document while holding the lock, so concurrent processes lose nothing;
-    /// then runs `committed`, still under the lock. An unchanged document is not written again; a `change`
-    /// that throws writes nothing and commits nothing.
+    /// then runs `committed`, still under the lock (its error is thrown after the document is written). An
+    /// unchanged document is not written again; a `change` that throws writes nothing and commits nothing.
     @discardableResult
-    func update<R>(_ change: (inout Document) throws(SlotError) -> R, committed: () -> Void = {}) throws(VaultError) -> R {
+    func update<R>(_ change: (inout Document) throws(SlotError) -> R,
+                   committed: () throws(SlotError) -> Void = {}) throws(VaultError) -> R {
         do {
             try SecureFile.ensurePrivateFolder(folder)
             let lock = try FileLock(path: "\(folder)/.\(name).lock")
@@ -43,7 +44,7 @@ struct StateFile<Document: JSONDocument>: Sendable {
             let result = try change(&doc)
             let text = JSONWriter.bytes(doc.json)
             if !existed || text != JSONWriter.bytes(before.json) { try SecureFile.write(path, text) }
-            committed()
+            try committed()
             return result
         } catch let e as SlotError {
             throw .slot(e)

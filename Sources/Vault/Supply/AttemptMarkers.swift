@@ -66,20 +66,28 @@ struct AttemptMarkers: Sendable {
     }
 
     /// Every marker. One that cannot be read safely counts as answered (a place must never be cheaper to
-    /// abandon than to lose).
+    /// abandon than to lose). An entry with a marker's name that is not a regular file (a folder, a
+    /// symlink) was not made by vaultctl and could never be removed: it is refused, naming it, instead of
+    /// being counted as a failure again by every command that settles it.
     func all() throws(SlotError) -> [Marker] {
         guard try SecureFile.privateFolderExists(folder) else { return [] }
-        return try SecureFile.entries(of: folder).compactMap { (name) -> Marker? in
-            guard var marker = Marker(name: name) else { return nil }
+        var markers: [Marker] = []
+        for name in try SecureFile.entries(of: folder) {
+            guard var marker = Marker(name: name) else { continue }
+            var st = stat()
+            if lstat(path(marker), &st) == 0 && st.st_mode & S_IFMT != S_IFREG {
+                throw .unsafePermissions(path: path(marker), detail: "it is not an attempt marker vaultctl made (not a regular file); remove it")
+            }
             do throws(SlotError) {
                 // Gone meanwhile: its process gave the place back.
-                guard let text = try SecureFile.readPublic(path(marker), maximumCount: 64) else { return nil }
+                guard let text = try SecureFile.readPublic(path(marker), maximumCount: 64) else { continue }
                 marker.answered = text == Self.answeredText
             } catch {
                 marker.answered = true
             }
-            return marker
+            markers.append(marker)
         }
+        return markers
     }
 
     /// Takes the place of `pid`.

@@ -5,32 +5,44 @@ import Slots
 
 /// Hands a secret to a program on its standard input, followed by EOF: never in its argv or environment.
 public enum Delivery {
-    /// Runs `command` (searched in PATH) with the secret on stdin; returns its exit status (128+N for a
-    /// signal, 127 when it could not start).
-    public static func toStdin(_ command: [String], _ secret: SecretBytes) -> Int32 {
-        guard !command.isEmpty, let input = Spawn.pipe() else { return 127 }
+    /// How a delivery ended: COMMAND's exit status (128+N for a signal, 127 when it could not start), and
+    /// whether it read any of the secret.
+    public struct Outcome: Sendable, Equatable {
+        public let status: Int32
+        /// False when every byte was still in the pipe when COMMAND ended: it never read its stdin.
+        public let readAny: Bool
+    }
+
+    /// Runs `command` (searched in PATH) with the secret on stdin and waits for it.
+    public static func toStdin(_ command: [String], _ secret: SecretBytes) -> Outcome {
+        guard !command.isEmpty, let input = Spawn.pipe() else { return Outcome(status: 127, readAny: false) }
         let started = Spawn.start(command) { actions in
             posix_spawn_file_actions_adddup2(&actions, input.read, 0)
         }
-        close(input.read)
         guard case .success(let pid) = started else {
+            close(input.read)
             close(input.write)
-            return 127
+            return Outcome(status: 127, readAny: false)
         }
         // A secret is at most 64 KiB, which a fresh pipe holds whole, so this write cannot block on a
-        // program that never reads; one that exits early makes it fail with EPIPE (SIGPIPE is ignored).
+        // program that never reads. Our copy of the read end stays open until COMMAND has ended, to see
+        // how much of the secret it left unread (it is closed, and the rest discarded, right after).
+        var written = 0
         secret.withUnsafeBytes { raw in
-            var done = 0
-            while done < raw.count {
-                let n = write(input.write, raw.baseAddress! + done, raw.count - done)
+            while written < raw.count {
+                let n = write(input.write, raw.baseAddress! + written, raw.count - written)
                 if n < 0 {
                     if errno == EINTR { continue }
                     break
                 }
-                done += n
+                written += n
             }
         }
         close(input.write)
-        return Spawn.wait(pid)
+        let status = Spawn.wait(pid)
+        var unread: Int32 = 0
+        let asked = ioctl(input.read, UInt(FIONREAD), &unread)
+        close(input.read)
+        return Outcome(status: status, readAny: asked != 0 || Int(unread) < written)
     }
 }

@@ -50,11 +50,12 @@ public struct RateLimiter: Sendable {
 
     /// Runs `change` on the document under its lock; the markers it names are removed once the document
     /// is written, still under the lock. A failure that a marker turned into is on disk before the marker
-    /// is gone: a kill in between counts it twice at worst, never not at all.
+    /// is gone: a kill in between counts it twice at worst, never not at all. A marker that cannot be
+    /// removed is reported (the command fails saying so), never passed over in silence to be counted again.
     private func update<R>(_ change: (inout Document, inout [AttemptMarkers.Marker]) throws(SlotError) -> R) throws(VaultError) -> R {
         var settled: [AttemptMarkers.Marker] = []
-        return try file.update({ (doc) throws(SlotError) -> R in try change(&doc, &settled) }, committed: {
-            for marker in settled { try? markers.remove(marker) }
+        return try file.update({ (doc) throws(SlotError) -> R in try change(&doc, &settled) }, committed: { () throws(SlotError) in
+            for marker in settled { try markers.remove(marker) }
         })
     }
 
@@ -160,25 +161,58 @@ public struct RateLimiter: Sendable {
 }
 
 /// The presence gate with the rate limit around it: blocked → no prompt; a failed authentication counts;
-/// an attempt in progress holds a place so parallel attempts get no more guesses than the limit.
+/// an attempt in progress holds a place so parallel attempts get no more guesses than the limit. When the
+/// places are all taken by attempts in progress, it waits for one (at most `placeWait()` seconds, saying
+/// so once through `waiting`) instead of refusing: parallel reads with the right password then all run.
 public struct RateLimitedGate: PresenceGate {
     let inner: any PresenceGate
     /// Built when a prompt is about to happen, so commands that never prompt never read the policy.
     let makeLimiter: @Sendable () throws(VaultError) -> RateLimiter
+    let placeWait: @Sendable () -> Double
+    let waiting: @Sendable (_ seconds: Int) -> Void
 
-    public init(_ inner: any PresenceGate, limiter: RateLimiter) {
+    public init(_ inner: any PresenceGate, limiter: RateLimiter, placeWait: @escaping @Sendable () -> Double = { 0 },
+                waiting: @escaping @Sendable (_ seconds: Int) -> Void = { _ in }) {
         self.inner = inner
         makeLimiter = { limiter }
+        self.placeWait = placeWait
+        self.waiting = waiting
     }
 
-    public init(_ inner: any PresenceGate, lazyLimiter: @escaping @Sendable () throws(VaultError) -> RateLimiter) {
+    public init(_ inner: any PresenceGate, placeWait: @escaping @Sendable () -> Double = { 0 },
+                waiting: @escaping @Sendable (_ seconds: Int) -> Void = { _ in },
+                lazyLimiter: @escaping @Sendable () throws(VaultError) -> RateLimiter) {
         self.inner = inner
         makeLimiter = lazyLimiter
+        self.placeWait = placeWait
+        self.waiting = waiting
+    }
+
+    /// Takes a place, waiting while attempts in progress hold them all (`busy`), up to the bound.
+    func takePlace(_ limiter: RateLimiter) throws(VaultError) {
+        var deadline: Deadline?
+        var pause: UInt32 = 20_000
+        while true {
+            do throws(VaultError) {
+                try limiter.beginAttempt()
+                return
+            } catch {
+                guard case .busy = error else { throw error }
+                if deadline == nil {
+                    let seconds = placeWait()
+                    deadline = Deadline(secondsFromNow: seconds)
+                    if seconds > 0 { waiting(Int(seconds.rounded(.up))) }
+                }
+                guard let deadline, deadline.remainingMilliseconds > 0 else { throw error }
+                usleep(pause)
+                pause = min(pause * 2, 250_000)
+            }
+        }
     }
 
     public func verify(reason: String) throws(VaultError) {
         let limiter = try makeLimiter()
-        try limiter.beginAttempt()
+        try takePlace(limiter)
         var failure: VaultError?
         do {
             if let reporting = inner as? any AnswerReportingGate {

@@ -25,9 +25,10 @@ extension Vault {
     /// prompt — then PAM, then the target check again right before delivery.
     ///
     /// `deliver` returns nil on success or a description of the consumer's failure; a failure counts
-    /// against the rate limit. On success the slot's last supply (time, origin) is recorded.
+    /// against the rate limit. An error `deliver` throws (before handing anything over: the audit line
+    /// could not be written) is passed on and not counted. On success the slot's last supply (time, origin) is recorded.
     public func supply(_ name: SlotName, checks: SupplyChecks, reason: String? = nil,
-                       deliver: (SecretBytes) -> String?) throws(VaultError) {
+                       deliver: (SecretBytes) throws(VaultError) -> String?) throws(VaultError) {
         guard try checks.permissions.isAllowed(name) else {
             throw .refused("slot '\(name)' may not be supplied to other programs; allow it with 'vaultctl allow-supply \(name) on'")
         }
@@ -38,7 +39,7 @@ extension Vault {
         if let target = checks.target {
             let (locked, status) = target.stillLocked()
             guard locked else {
-                throw .refused("the target is not locked (the --if-locked check exited \(status)), so nothing was supplied")
+                throw .alreadyUnlocked("the target is already unlocked (the --if-locked check exited \(status)); nothing was supplied")
             }
         }
         let (mode, locked) = try steadily { () throws(VaultError) in try locate(name) }
@@ -51,10 +52,10 @@ extension Vault {
         if let target = checks.target {
             let (stillLocked, status) = target.stillLocked()
             guard stillLocked else {
-                throw .refused("the target was unlocked while you authenticated (the --if-locked check exited \(status)), so nothing was supplied")
+                throw .alreadyUnlocked("the target was unlocked while you authenticated (the --if-locked check exited \(status)); nothing was supplied")
             }
         }
-        var failure = deliver(secret)
+        var failure = try deliver(secret)
         // A consumer that exits 0 without accepting the secret (a stale password handed to a program that
         // does not say so) leaves the target locked: with a target check, that counts as a failed supply.
         if failure == nil, let target = checks.target, !target.unlockedSoon() {

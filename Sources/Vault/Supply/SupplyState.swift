@@ -40,4 +40,26 @@ public struct SupplyState: Sendable {
         guard try file.load().slots[name.rawValue] != nil else { return }
         try file.update { doc in doc.slots[name.rawValue] = nil }
     }
+
+    /// Forgets a slot's permission and last supply, then runs `delete`; when that fails and `stillHeld()`
+    /// says the value may still be there, puts them back.
+    ///
+    /// Forgotten first, so a delete killed halfway never leaves a permission that a later, new value would
+    /// inherit without ever being allowed; put back after a delete that failed, so a failure (the Secret
+    /// Service could not be asked, a file could not be removed) never changes what may be supplied.
+    public func forgetting<T>(_ name: SlotName, during delete: () throws(VaultError) -> T,
+                              stillHeld: () -> Bool) throws(VaultError) -> T {
+        let before = try file.load().slots[name.rawValue]
+        if before != nil { try file.update { doc in doc.slots[name.rawValue] = nil } }
+        do {
+            return try delete()
+        } catch {
+            if let before, stillHeld() {
+                try? file.update { doc in
+                    if doc.slots[name.rawValue] == nil { doc.slots[name.rawValue] = before }
+                }
+            }
+            throw error
+        }
+    }
 }

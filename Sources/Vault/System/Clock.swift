@@ -18,9 +18,10 @@ public struct SystemClock: Clock {
     }
 }
 
-/// Local time as people read it, for messages ("12:34:56") and the audit log ("2026-11-29T12:34:56Z").
+/// Time as people read it, for messages ("12:34:56 CET") and the audit log ("2026-11-29T12:34:56Z").
 public enum TimeText {
-    public static func localClock(_ t: Double) -> String { format(t, "%H:%M:%S", utc: false) }
+    /// Local time with its zone ("12:34:56 CET"), so it reads beside the UTC times of the audit log.
+    public static func localClock(_ t: Double) -> String { format(t, "%H:%M:%S %Z", utc: false) }
     public static func iso8601(_ t: Double) -> String { format(t, "%Y-%m-%dT%H:%M:%SZ", utc: true) }
 
     /// "4 min 10 s", "12 s".

@@ -5,13 +5,14 @@ enum DeleteCommand {
     static func run(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let name = try context.slotName(args.positionals[0])
         let vault = try context.vault()
-        // The permission and last supply go with the value, and go first: a delete killed halfway must not
-        // leave a permission that a later, new value would inherit without ever being allowed.
-        do { try SupplyState(stateFolder: context.locations.state, allowByDefault: false).forget(name) } catch {
-            throw ErrorReport.failure(error)
-        }
+        // The permission and last supply go with the value: forgotten first (a delete killed halfway must
+        // not leave a permission that a later, new value would inherit), put back if the delete failed
+        // while the value may still be there.
+        let permissions = SupplyState(stateFolder: context.locations.state, allowByDefault: false)
         do {
-            if let warning = try vault.delete(name).warning { Output.err("vaultctl: warning: \(warning).\n") }
+            let outcome = try permissions.forgetting(name, during: { () throws(VaultError) in try vault.delete(name) },
+                                                     stillHeld: { (try? vault.loadMode(name)) != LoadMode.none })
+            if let warning = outcome.warning { Output.message("warning: \(warning).") }
         } catch {
             throw ErrorReport.failure(error)
         }

@@ -48,10 +48,10 @@ enum DeviceKeyCommand {
         let outcome: SealedFileSlot.RekeyOutcome?
         do { outcome = try vault.sealDeviceKey() } catch { throw ErrorReport.failure(error) }
         guard let outcome else {
-            Output.err("vaultctl: the device key already is sealed by the TPM; nothing changed.\n")
+            Output.message("the device key already is sealed by the TPM; nothing changed.")
             return
         }
         let key = outcome.createdKey ? "a new TPM-sealed device key" : "the TPM-sealed device key an earlier run made"
-        Output.err("vaultctl: \(outcome.resealed) device slot(s) re-sealed under \(key)\(outcome.removedOldKey ? "; the machine-id key was removed" : "").\n")
+        Output.message("\(outcome.resealed) device slot(s) re-sealed under \(key)\(outcome.removedOldKey ? "; the machine-id key was removed" : "").")
     }
 }

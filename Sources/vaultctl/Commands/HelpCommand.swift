@@ -1,3 +1,4 @@
+import Slots
 /// `vaultctl help [COMMAND]`, and `vaultctl help --man`: the manual page.
 enum HelpCommand {
     static func run(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
@@ -15,7 +16,7 @@ enum HelpCommand {
                 Output.out(Help.group(topic))
                 return
             }
-            throw .usage("Unknown command '\(args.positionals.joined(separator: " "))'.")
+            throw .usage("Unknown command \(Quote.text(args.positionals.joined(separator: " "))).")
         }
         Output.out(Help.screen(for: command))
     }

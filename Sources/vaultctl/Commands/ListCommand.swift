@@ -1,7 +1,8 @@
 import Slots
 import Vault
 
-/// `vaultctl list [--json]`: names and modes, never secrets.
+/// `vaultctl list [--json]`: names and modes, never secrets: `NAME<TAB>MODE` lines when piped, columns padded
+/// to the longest name on a terminal.
 enum ListCommand {
     static func run(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let vault = try context.vault()
@@ -12,13 +13,19 @@ enum ListCommand {
             let syncError = listing.syncError.map { JSON.string(SlotErrorText.describe($0)) } ?? "null"
             Output.out("{\"slots\":[\(slots.joined(separator: ","))],\"syncError\":\(syncError)}\n")
         } else {
-            for e in listing.entries { Output.out("\(e.name)\t\(e.mode.rawValue)\n") }
+            // Tab-separated for scripts; on a terminal, the names padded to the longest so modes line up.
+            let width = Terminal.isTerminal(1) ? listing.entries.map { $0.name.rawValue.count }.max() ?? 0 : 0
+            for e in listing.entries {
+                let name = e.name.rawValue
+                let gap = width > 0 ? String(repeating: " ", count: width - name.count + 2) : "\t"
+                Output.out("\(name)\(gap)\(e.mode.rawValue)\n")
+            }
         }
         if listing.skipped > 0 {
-            Output.err("vaultctl: warning: \(listing.skipped) Secret Service item\(listing.skipped == 1 ? "" : "s") with vaultctl's schema \(listing.skipped == 1 ? "has" : "have") a slot attribute that is not a valid slot name; not listed (another program stored \(listing.skipped == 1 ? "it" : "them")).\n")
+            Output.message("warning: \(listing.skipped) Secret Service item\(listing.skipped == 1 ? "" : "s") with vaultctl's schema \(listing.skipped == 1 ? "has" : "have") a slot attribute that is not a valid slot name; not listed (another program stored \(listing.skipped == 1 ? "it" : "them")).")
         }
         if let e = listing.syncError {
-            Output.err("vaultctl: warning: sync slots not listed: \(SlotErrorText.describe(e))\n")
+            Output.message("warning: sync slots not listed: \(SlotErrorText.describe(e))")
         }
     }
 }

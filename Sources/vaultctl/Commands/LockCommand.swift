@@ -11,15 +11,15 @@ enum LockCommand {
         do {
             if let collection = try SecretServiceSlot().lockDefaultCollection() {
                 if (try? context.keyringLockRecord.save(collection)) != nil {
-                    Output.err("vaultctl: the vault is locked, and so is the Secret Service collection '\(collection.label)'; 'vaultctl unlock' unlocks both (the keyring will ask for its own password).\n")
+                    Output.message("the vault is locked, and so is the Secret Service collection '\(collection.label)'; 'vaultctl unlock' unlocks both (the keyring will ask for its own password).")
                 } else {
-                    Output.err("vaultctl: the vault is locked, and so is the Secret Service collection '\(collection.label)'; 'vaultctl unlock' could not be told to unlock it (the state folder is not writable), so unlock it yourself.\n")
+                    Output.message("the vault is locked, and so is the Secret Service collection '\(collection.label)'; 'vaultctl unlock' could not be told to unlock it (the state folder is not writable), so unlock it yourself.")
                 }
             } else {
-                Output.err("vaultctl: the vault is locked; the Secret Service's default collection was locked already, and 'vaultctl unlock' leaves it as it is.\n")
+                Output.message("the vault is locked; the Secret Service's default collection was locked already, and 'vaultctl unlock' leaves it as it is.")
             }
         } catch {
-            Output.err("vaultctl: the vault is locked; the Secret Service collection was not locked: \(SlotErrorText.describe(error))\n")
+            Output.message("the vault is locked; the Secret Service collection was not locked: \(SlotErrorText.describe(error))")
         }
     }
 
@@ -30,6 +30,8 @@ enum LockCommand {
         }
         let vault = try context.vault()
         do {
+            // A marker that could not be removed afterwards (not a regular file) is refused before the prompt.
+            _ = try context.vaultLock.isLocked()
             try vault.gate.verify(reason: "unlock the vault")
             try context.vaultLock.unlock()
         } catch {
@@ -40,9 +42,9 @@ enum LockCommand {
         do {
             try SecretServiceSlot().unlock(collection)
             try? context.keyringLockRecord.clear()
-            Output.err("vaultctl: the vault is unlocked, and so is the Secret Service collection '\(collection.label)'.\n")
+            Output.message("the vault is unlocked, and so is the Secret Service collection '\(collection.label)'.")
         } catch {
-            Output.err("vaultctl: the vault is unlocked; the Secret Service collection '\(collection.label)' that 'vaultctl lock' locked is still locked: \(SlotErrorText.describe(error)) Unlock it from your desktop, or without one as the README's gnome-keyring recipe does; 'vaultctl unlock' tries again.\n")
+            Output.message("the vault is unlocked; the Secret Service collection '\(collection.label)' that 'vaultctl lock' locked is still locked: \(SlotErrorText.describe(error)) Unlock it from your desktop, or without one as the README's gnome-keyring recipe does; 'vaultctl unlock' tries again.")
         }
     }
 }

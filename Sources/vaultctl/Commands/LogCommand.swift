@@ -1,3 +1,4 @@
+import Slots
 import Vault
 
 /// `vaultctl log [--json] [--limit N]`.
@@ -6,7 +7,7 @@ enum LogCommand {
         var limit = 50
         if let raw = args.options["limit"] {
             guard let n = Int(raw), n > 0, n <= 100_000 else {
-                throw .usage("'--limit' takes a whole number from 1 to 100000, not '\(raw)'.")
+                throw .usage("'--limit' takes a whole number from 1 to 100000, not \(Quote.text(raw)).")
             }
             limit = n
         }

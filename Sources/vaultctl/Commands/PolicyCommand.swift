@@ -1,3 +1,4 @@
+import Slots
 import Vault
 
 /// `vaultctl policy check [FILE]`.
@@ -8,7 +9,7 @@ enum PolicyCommand {
         do {
             if let file = args.positionals.first {
                 policy = try Policy.check(file: file)
-                source = file
+                source = Quote.escaped(file, quotes: false)
             } else {
                 policy = try context.policy()
                 source = "the policy in effect"

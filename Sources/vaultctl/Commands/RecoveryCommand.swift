@@ -8,15 +8,24 @@ enum RecoveryCommand {
         let vault = try context.vault()
         do {
             let outcome = try vault.generateRecoveryCode(mode: mode)
-            if let warning = outcome.warning { Output.err("vaultctl: warning: \(warning)\n") }
+            if let warning = outcome.warning { Output.message("warning: \(warning)") }
         } catch {
             throw ErrorReport.failure(error)
         }
-        Output.err("vaultctl: a new recovery code is in slot '\(RecoveryCode.slot)' (\(mode.rawValue)). Show it with 'vaultctl recovery show', write it down, then run 'vaultctl recovery confirm-copied'.\n")
+        Output.message("a new recovery code is in slot '\(RecoveryCode.slot)' (\(mode.rawValue)). Show it with 'vaultctl recovery show', write it down, then run 'vaultctl recovery confirm-copied'.")
     }
 
     static func show(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
-        try ReadCommand.run(ParsedArguments(positionals: [RecoveryCode.slot.rawValue]), context)
+        do { try ReadCommand.run(ParsedArguments(positionals: [RecoveryCode.slot.rawValue]), context) } catch {
+            throw pointingToGenerate(error)
+        }
+    }
+
+    /// "Slot 'recovery-code' is empty; store a value with …" points to the wrong command for the recovery
+    /// code, which `recovery generate` makes.
+    static func pointingToGenerate(_ failure: CommandFailure) -> CommandFailure {
+        guard failure.code == .noInput else { return failure }
+        return CommandFailure(code: .noInput, message: "There is no recovery code yet; make one with 'vaultctl recovery generate', write it down, then run 'vaultctl recovery confirm-copied'.")
     }
 
     static func status(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
@@ -39,7 +48,9 @@ enum RecoveryCommand {
 
     static func confirmCopied(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let vault = try context.vault()
-        do { try vault.confirmRecoveryCopied(mark: context.copiedMark()) } catch { throw ErrorReport.failure(error) }
-        Output.err("vaultctl: marked the current recovery code as written down; a new code clears the mark.\n")
+        do { try vault.confirmRecoveryCopied(mark: context.copiedMark()) } catch {
+            throw pointingToGenerate(ErrorReport.failure(error))
+        }
+        Output.message("marked the current recovery code as written down; a new code clears the mark.")
     }
 }

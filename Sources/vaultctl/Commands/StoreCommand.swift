@@ -12,7 +12,7 @@ enum StoreCommand {
         do { outcome = try vault.store(name, secret, mode: mode) } catch {
             throw ErrorReport.failure(error)
         }
-        if let warning = outcome.warning { Output.err("vaultctl: warning: \(warning)\n") }
+        if let warning = outcome.warning { Output.message("warning: \(warning)") }
         if args.has("allow-supply") {
             do { try context.supplyState().setAllowed(name, true) } catch { throw ErrorReport.unexpected(error) }
         }

@@ -9,13 +9,27 @@ enum SupplyCommand {
         }
         let name = try context.slotName(args.positionals[0])
         let command = Array(args.positionals[1...])
+        // A COMMAND that cannot run is found before any check or prompt: a typo must not cost a password.
+        switch Spawn.resolve(command[0]) {
+        case nil:
+            throw .usage("\(Quote.text(command[0])) is not a program (not found\(command[0].contains("/") ? "" : " in PATH")); nothing was asked or supplied.")
+        case (let path, false)?:
+            throw CommandFailure(code: .unavailable, message: "\(Quote.text(path)) cannot be run (it is not executable); nothing was asked or supplied.")
+        default:
+            break
+        }
         var status: Int32 = 0
-        try run(name, args, context) { secret in
-            status = Delivery.toStdin(command, secret)
+        try run(name, args, context) { (secret) throws(VaultError) -> String? in
+            try context.recordDisclosureInVault("handed-over")
+            let outcome = Delivery.toStdin(command, secret)
+            status = outcome.status
             guard status != 0 else { return nil }
-            return status == 127
-                ? "'\(command[0])' could not be run (exit 127); nothing was supplied"
-                : "'\(command[0])' failed with exit status \(status); the secret was handed over but not accepted"
+            // Only a COMMAND that read the secret and then failed may have rejected it: that counts. One
+            // that never read its stdin failed for reasons of its own, and is not counted (thrown, not returned).
+            guard outcome.readAny else {
+                throw .consumerFailed("\(Quote.text(command[0])) exited \(status) without reading the secret from its standard input; not counted as a failed attempt")
+            }
+            return "\(Quote.text(command[0])) exited \(status) after reading the secret"
         }
     }
 
@@ -29,10 +43,11 @@ enum SupplyCommand {
         // is for; it is shown in the PAM prompt's context, cleaned and cut short, and logged nowhere.
         var reason = "askpass for slot '\(name)'"
         if let asked { reason += ", asked \"\(AskedPrompt.shown(asked))\"" }
-        try run(name, args, context, reason: reason) { secret in
+        try run(name, args, context, reason: reason) { (secret) throws(VaultError) -> String? in
             if let asked, secret.count >= AskedPrompt.shortestSecretChecked, AskedPrompt.contains(asked, secret) {
                 return "the prompt contains this slot's secret (the asking program was given it before, so it is in process lists): nothing was printed. Change the secret; for git use the credential helper (git config --global credential.helper vaultctl)"
             }
+            try context.recordDisclosureInVault("ok")
             return Output.secret(secret) ? nil : "the secret could not be written to standard output"
         }
     }
@@ -43,7 +58,7 @@ enum SupplyCommand {
         switch args.positionals[1] {
         case "on": on = true
         case "off": on = false
-        default: throw .usage("'allow-supply' takes on or off, not '\(args.positionals[1])'.")
+        default: throw .usage("'allow-supply' takes on or off, not \(Quote.text(args.positionals[1])).")
         }
         let state = try context.supplyState()
         do {
@@ -57,13 +72,19 @@ enum SupplyCommand {
     }
 
     private static func run(_ name: SlotName, _ args: ParsedArguments, _ context: Context, reason: String? = nil,
-                            deliver: (SecretBytes) -> String?) throws(CommandFailure) {
+                            deliver: (SecretBytes) throws(VaultError) -> String?) throws(CommandFailure) {
         let vault = try context.vault()
         let checks = SupplyChecks(permissions: try context.supplyState(), origin: try context.origin(),
                                   limiter: try context.limiter(),
                                   target: args.options["if-locked"].map(TargetCheck.init(program:)),
                                   clock: context.clock)
         do { try vault.supply(name, checks: checks, reason: reason, deliver: deliver) } catch {
+            if let failure = context.auditFailure { throw failure }
+            // Already unlocked: the outcome a script that unlocks idempotently wants, said and exit 0.
+            if case .alreadyUnlocked(let why) = error {
+                Output.message("\(why).")
+                return
+            }
             throw ErrorReport.failure(error)
         }
     }

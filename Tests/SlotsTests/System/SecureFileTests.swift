@@ -155,9 +155,19 @@ struct SecureFileTests {
     @Test func privateFolderExistsIsFalseForMissingPaths() throws {
         try withTemporaryFolder { root throws in
             #expect(try !SecureFile.privateFolderExists("\(root)/missing"))
-            try makeFile("\(root)/file")
-            #expect(try !SecureFile.privateFolderExists("\(root)/file/below"))
             #expect(try SecureFile.privateFolderExists(root))
+        }
+    }
+
+    /// A file where a folder of the path should be is not "missing": it is refused, naming that file.
+    @Test func aFileInPlaceOfAFolderIsRefusedNamingIt() throws {
+        try withTemporaryFolder { root throws in
+            try makeFile("\(root)/file")
+            let want = SlotError.unsafePermissions(path: "\(root)/file", detail: "it is not a folder")
+            let exists = #expect(throws: SlotError.self) { _ = try SecureFile.privateFolderExists("\(root)/file/below") }
+            #expect(exists == want)
+            let ensure = #expect(throws: SlotError.self) { try SecureFile.ensurePrivateFolder("\(root)/file/below") }
+            #expect(ensure == want)
         }
     }
 

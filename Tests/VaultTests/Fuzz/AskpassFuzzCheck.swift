@@ -10,7 +10,7 @@ import Vault
 /// conversation asks.
 ///
 /// The answer is the first line without its newline when it fits 4096 bytes, `.tooLong` otherwise; the rest
-/// of the output is drained (the program exits 0, never killed by SIGPIPE), whatever its size.
+/// of the output is not read (the program may end with SIGPIPE, which is not a decline), whatever its size.
 enum AskpassFuzzCheck {
     static let program = "/bin/cat"
 

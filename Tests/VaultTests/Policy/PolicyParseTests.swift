@@ -81,7 +81,7 @@ import Testing
     @Test func unknownTopLevelKeyRejectsWholeDocument() {
         let detail = policyRejection(#"{"version":1,"rateLimit":{"failures":9},"colour":"blue"}"#)
 
-        #expect(detail == #"unknown key "colour"; remove it or fix its spelling (this vaultctl knows: version, origin, rateLimit, slotDefaults)"#)
+        #expect(detail == #"unknown key "colour"; remove it or fix its spelling (this vaultctl knows: version, origin, rateLimit, slotDefaults, prompt)"#)
     }
 
     @Test func unknownRateLimitKeyNamesItsPath() {
@@ -270,5 +270,16 @@ import Testing
     @Test func keyLikeStringsInValuesAreNotKeys() throws {
         #expect(try parsePolicy(#"{"version":1,"origin":{"nearbyRanges":["10.0.0.0/8","10.0.0.0/8"]}}"#)
                 .nearbyRanges.count == 2)
+    }
+}
+
+extension PolicyParseTests {
+    /// `prompt.askpassSeconds`: how long an askpass program has to answer, 1...3600 s (120 by default).
+    @Test func askpassSecondsIsReadAndBounded() throws {
+        #expect(Policy.builtIn.askpassSeconds == 120)
+        let policy = try parsePolicy(#"{"version":1,"prompt":{"askpassSeconds":30}}"#)
+        #expect(policy.askpassSeconds == 30)
+        #expect(policyRejection(#"{"version":1,"prompt":{"askpassSeconds":0}}"#)?.contains("prompt.askpassSeconds") == true)
+        #expect(policyRejection(#"{"version":1,"prompt":{"askpasSeconds":5}}"#)?.contains("prompt.askpasSeconds") == true)
     }
 }

@@ -32,12 +32,12 @@ import Slots
 
     @Test func theProgramGetsTheExactBytesThenEndOfFile() {
         // `cat` returns only at end of file, so its having written the file proves EOF came.
-        #expect(Delivery.toStdin(recorder(), secret) == 0)
+        #expect(Delivery.toStdin(recorder(), secret).status == 0)
         #expect(contents("stdin") == Self.secretBytes)
     }
 
     @Test func theSecretIsNeverInArgumentsOrEnvironment() {
-        #expect(Delivery.toStdin(recorder(), secret) == 0)
+        #expect(Delivery.toStdin(recorder(), secret).status == 0)
         let marker = Array("delivery-marker-7c1e".utf8)
         #expect(String(decoding: contents("args"), as: UTF8.self) == "--user\na b\n", "the arguments are passed as given")
         #expect(!contents("args").contains(bytes: marker))
@@ -46,21 +46,28 @@ import Slots
     }
 
     @Test func theProgramsExitStatusIsReturned() {
-        #expect(Delivery.toStdin(recorder(exiting: 5), secret) == 5)
+        #expect(Delivery.toStdin(recorder(exiting: 5), secret).status == 5)
     }
 
     @Test func aProgramKilledByASignalIs128PlusTheSignal() {
-        #expect(Delivery.toStdin(["/bin/sh", "-c", "cat >/dev/null; kill -TERM $$"], secret) == 128 + SIGTERM)
+        #expect(Delivery.toStdin(["/bin/sh", "-c", "cat >/dev/null; kill -TERM $$"], secret).status == 128 + SIGTERM)
     }
 
     @Test func aProgramThatNeverReadsStillHasItsStatusReported() {
-        #expect(Delivery.toStdin(["/bin/sh", "-c", "exec 0<&-; exit 0"], secret) == 0)
-        #expect(Delivery.toStdin(["/bin/sh", "-c", "exit 4"], secret) == 4)
+        #expect(Delivery.toStdin(["/bin/sh", "-c", "exec 0<&-; exit 0"], secret).status == 0)
+        #expect(Delivery.toStdin(["/bin/sh", "-c", "exit 4"], secret).status == 4)
+    }
+
+    /// Whether the program read any of the secret: what tells "rejected it" from "failed without looking".
+    @Test func whetherTheProgramReadTheSecretIsReported() {
+        #expect(Delivery.toStdin(["/bin/sh", "-c", "exit 4"], secret) == Delivery.Outcome(status: 4, readAny: false))
+        #expect(Delivery.toStdin(["/bin/sh", "-c", "cat >/dev/null; exit 4"], secret) == Delivery.Outcome(status: 4, readAny: true))
+        #expect(Delivery.toStdin(["/bin/sh", "-c", "head -c 1 >/dev/null; exit 4"], secret).readAny)
     }
 
     @Test func aProgramThatCannotStartIs127() {
-        #expect(Delivery.toStdin([folder.appending("no-such-program")], secret) == 127)
-        #expect(Delivery.toStdin([], secret) == 127)
+        #expect(Delivery.toStdin([folder.appending("no-such-program")], secret).status == 127)
+        #expect(Delivery.toStdin([], secret).status == 127)
     }
 }
 

@@ -17,6 +17,12 @@ extension VaultError {
         return nil
     }
 
+    /// Why nothing was supplied when `--if-locked` found the target already unlocked.
+    var alreadyUnlocked: String? {
+        if case .alreadyUnlocked(let why) = self { return why }
+        return nil
+    }
+
     /// The consumer's failure when this is `.consumerFailed`.
     var consumerFailure: String? {
         if case .consumerFailed(let why) = self { return why }

@@ -96,8 +96,8 @@ import Slots
         try rig.given(api, holds: "s")
         let check = CountingScript(in: rig.fixture.folder, exiting: 3)
         let (delivered, error) = rig.supply(api, target: check.target)
-        let why = try #require(error?.refusal, "\(String(describing: error))")
-        #expect(why.contains("not locked") && why.contains("3"), "names the check's status: \(why)")
+        let why = try #require(error?.alreadyUnlocked, "\(String(describing: error))")
+        #expect(why.contains("already unlocked") && why.contains("3"), "names the check's status: \(why)")
         #expect(delivered == nil)
         #expect(rig.gate.calls == 0)
         #expect(check.runs == 1)
@@ -122,7 +122,7 @@ import Slots
 
         rig.clock.advance(300)
         error = rig.supply(api, origin: .nearbyForTests, target: check.target).error
-        #expect(error?.refusal?.contains("not locked") == true, "4: the target — \(String(describing: error))")
+        #expect(error?.alreadyUnlocked?.contains("already unlocked") == true, "4: the target — \(String(describing: error))")
         #expect(check.runs == 1)
 
         #expect(rig.gate.calls == 0, "no prompt for any of them")
@@ -165,7 +165,7 @@ import Slots
         try rig.given(api, holds: "s")
         let check = CountingScript.unlockingAfterFirstRun(in: rig.fixture.folder)
         let (delivered, error) = rig.supply(api, target: check.target)
-        let why = try #require(error?.refusal, "\(String(describing: error))")
+        let why = try #require(error?.alreadyUnlocked, "\(String(describing: error))")
         #expect(why.contains("unlocked"), "\(why)")
         #expect(delivered == nil)
         #expect(rig.gate.calls == 1)

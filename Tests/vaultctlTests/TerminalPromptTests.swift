@@ -1,0 +1,72 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// The password prompt on a real pseudo-terminal, typed at through `script(1)`: the keystrokes are sent a
+/// moment after start (the prompt flushes what was typed before it).
+@Suite("terminal prompt")
+struct TerminalPromptTests {
+    /// Runs `command` (a shell line) inside `script`, so it has a pseudo-terminal as its controlling
+    /// terminal, and types `keys` there after a second.
+    static func typed(_ sb: Sandbox, _ command: String, keys: String) throws -> ProcessResult {
+        let keysFile = "\(sb.root)/keys-\(UInt32.random(in: 0...UInt32.max))"
+        try #require(FileText.write(keysFile, keys, mode: 0o600))
+        let line = "(sleep 1; cat '\(keysFile)'; sleep 3) | \(Paths.tool("script")) -q -e -c \"\(command)\" /dev/null"
+        return ProcessRunner.run(Paths.tool("sh"), ["-c", line], environment: try sb.environment(askpass: .unset),
+                                 timeout: .seconds(20)).droppingPAMWrapperNoise()
+    }
+
+    static func failures(_ sb: Sandbox) throws -> [Any] {
+        let text = FileText.read("\(sb.stateFolder)/ratelimit.json") ?? #"{"failures":[]}"#
+        let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        return object?["failures"] as? [Any] ?? []
+    }
+
+    /// Ctrl-D at the password prompt is a cancel like Ctrl-C: 77 "cancelled", and not a failed attempt.
+    @Test func endOfInputAtThePromptIsCancelledAndNotCounted() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("ctrl-d")
+        try sb.storeWithoutPAM(name, Array("the-value".utf8), mode: "device")
+        for i in 0..<3 {
+            let r = try Self.typed(sb, "\(Paths.vaultctl) read \(name)", keys: "\u{04}")
+            #expect(r.status == 77, "try \(i): \(r)")
+            #expect(r.stdoutText.contains("Password") && r.stdoutText.contains("cancelled"), "try \(i): \(r.stdoutText.debugDescription)")
+        }
+        #expect(try Self.failures(sb).isEmpty, "nothing counted")
+        let r = try sb.read(name)
+        #expect(r.status == 0 && r.stdoutText == "the-value", "not blocked: \(r)")
+    }
+
+    /// No controlling terminal (`su -`, a process that left its session) but stdin and stderr are a
+    /// terminal: vaultctl asks there, echo off, as sudo does.
+    @Test func withoutAControllingTerminalItAsksOnStandardInputAndError() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("no-ctty")
+        try sb.storeWithoutPAM(name, Array("the-value".utf8), mode: "device")
+        let r = try Self.typed(sb, "\(Paths.tool("setsid")) -w \(Paths.vaultctl) read \(name)", keys: Fixtures.pamPassword + "\n")
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdoutText.contains("Password") && r.stdoutText.contains("the-value"), "\(r.stdoutText.debugDescription)")
+        #expect(!r.stdoutText.contains(Fixtures.pamPassword), "echo was off")
+    }
+}
+
+/// `list` on a terminal pads the names so the modes line up; piped, it stays tab-separated.
+@Suite("list on a terminal")
+struct ListOnATerminalTests {
+    @Test func listPadsColumnsOnATerminalAndUsesTabsWhenPiped() throws {
+        let sb = try Sandbox(busAddress: "unix:path=/nonexistent")
+        let short = "a-\(UInt32.random(in: 0...UInt32.max))"
+        let long = short + "-much-longer-name"
+        try sb.storeWithoutPAM(short, Array("1".utf8), mode: "device")
+        try sb.storeWithoutPAM(long, Array("2".utf8), mode: "device")
+        let piped = sb.vaultctlWithoutPAM(["list"])
+        #expect(piped.stdoutText == "\(short)\tdevice\n\(long)\tdevice\n", "\(piped.stdoutText.debugDescription)")
+        let shown = try TerminalPromptTests.typed(sb, "\(Paths.vaultctl) list", keys: "")
+        let lines = shown.stdoutText.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .filter { $0.hasSuffix("device") }
+        let pad = String(repeating: " ", count: long.count - short.count + 2)
+        #expect(lines == ["\(short)\(pad)device", "\(long)  device"], "\(shown.stdoutText.debugDescription)")
+    }
+}
