@@ -88,7 +88,8 @@ enum Entrypoint {
             do { locked = try context.vaultLock.isLocked() } catch { throw ErrorReport.failure(error) }
             if locked { throw ErrorReport.failure(VaultError.vaultLocked) }
         }
-        if kind.isAudited {
+        // `lock` locks even when its audit line cannot be written (it warns afterwards): locking is what matters.
+        if kind.isAudited && kind != .lock {
             do { try context.audit.checkWritable() } catch { throw ErrorReport.failure(error) }
         }
         if kind.checksRateLimitFirst {

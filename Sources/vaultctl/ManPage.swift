@@ -78,7 +78,8 @@ enum ManPage {
     /// says more).
     static let security = [
         """
-        PAM gates every read, move, supply, askpass, unlock and allow-supply on: each runs a fresh \
+        PAM gates every read, recovery show, credential get, move, supply, askpass, unlock, allow-supply \
+        on and device-key seal: each runs a fresh \
         pam_authenticate and pam_acct_mgmt. That stops a person at your unlocked session who does not know \
         your password from reading a secret through vaultctl. It does not stop a process running as you \
         from reading the device key and the slot files directly, nor root, nor a keylogger, nor a script \
@@ -89,6 +90,12 @@ enum ManPage {
         into every sealed file) stops copied files, or a whole copied state folder, from opening on another \
         machine or as another slot. /etc/machine-id is world-readable: the binding is not a password and \
         does not stop anyone who can run code as you on this machine.
+        """,
+        """
+        With a TPM (binding tpm2: the key sealed by the TPM, in device.tpm2), a copied state folder does not \
+        open on any other machine even with the same machine id. It does not stop root, a process running as \
+        you on this machine while it can ask the same TPM, or booting another system on this machine (no PCR \
+        policy is set, so a firmware or kernel update never locks you out).
         """,
         """
         The origin check keeps supply, askpass and unlock from running from a remote login; a same-user \

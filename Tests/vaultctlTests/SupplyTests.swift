@@ -132,8 +132,9 @@ struct SupplyTests {
             try sb.vaultctlCounted(["askpass", allowed], overriding: SessionOrigin.tailscale),
             try sb.vaultctlCounted(["askpass", allowed, "--if-locked", notLocked.path]),
         ]
-        // Refused twice; the third finds the target already unlocked: exit 0, nothing supplied.
-        for (r, status) in zip(runs, [Int32(77), 77, 0]) {
+        // Refused twice; the third finds the target already unlocked: askpass declines (exit 1), because its
+        // exit 0 would hand the asking program an empty password.
+        for (r, status) in zip(runs, [Int32(77), 77, 1]) {
             #expect(r.status == status, "\(r)")
             #expect(r.stdout.isEmpty, "no secret on stdout")
         }

@@ -64,6 +64,11 @@ final class FileLock {
             close(fd)
             throw .slot(.io(path: path, errno: e, operation: "lock"))
         }
+        if seconds <= 0 {
+            let holder = LockHolder.of(fd)
+            close(fd)
+            throw .lockHeld(path: path, holder: holder, seconds: 0)
+        }
         let deadline = Deadline(secondsFromNow: seconds)
         let timer = AlarmTicks(milliseconds: 100)
         defer { timer.stop() }
@@ -95,12 +100,18 @@ final class FileLock {
     }
 
     /// SIGALRM every few milliseconds (`setitimer`), with a handler that does nothing and no SA_RESTART, so
-    /// a blocking call returns EINTR; `stop()` puts back the timer and the handler that were there.
+    /// a blocking call returns EINTR; SIGALRM is unblocked for this thread meanwhile (a parent may have
+    /// blocked it, and the mask survives exec). `stop()` puts back the timer, the handler and the mask.
     private struct AlarmTicks {
         var savedAction = sigaction()
         var savedTimer = itimerval()
+        var savedMask = sigset_t()
 
         init(milliseconds: Int) {
+            var alarm = sigset_t()
+            sigemptyset(&alarm)
+            sigaddset(&alarm, SIGALRM)
+            pthread_sigmask(SIG_UNBLOCK, &alarm, &savedMask)
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { _ in }
             sigemptyset(&action.sa_mask)
@@ -116,6 +127,8 @@ final class FileLock {
             setitimer(Int32(ITIMER_REAL.rawValue), &timer, nil)
             var action = savedAction
             sigaction(SIGALRM, &action, nil)
+            var mask = savedMask
+            pthread_sigmask(SIG_SETMASK, &mask, nil)
         }
     }
 

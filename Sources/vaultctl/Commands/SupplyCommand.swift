@@ -43,7 +43,7 @@ enum SupplyCommand {
         // is for; it is shown in the PAM prompt's context, cleaned and cut short, and logged nowhere.
         var reason = "askpass for slot '\(name)'"
         if let asked { reason += ", asked \"\(AskedPrompt.shown(asked))\"" }
-        try run(name, args, context, reason: reason) { (secret) throws(VaultError) -> String? in
+        try run(name, args, context, reason: reason, askpass: true) { (secret) throws(VaultError) -> String? in
             if let asked, secret.count >= AskedPrompt.shortestSecretChecked, AskedPrompt.contains(asked, secret) {
                 return "the prompt contains this slot's secret (the asking program was given it before, so it is in process lists): nothing was printed. Change the secret; for git use the credential helper (git config --global credential.helper vaultctl)"
             }
@@ -72,7 +72,7 @@ enum SupplyCommand {
     }
 
     private static func run(_ name: SlotName, _ args: ParsedArguments, _ context: Context, reason: String? = nil,
-                            deliver: (SecretBytes) throws(VaultError) -> String?) throws(CommandFailure) {
+                            askpass: Bool = false, deliver: (SecretBytes) throws(VaultError) -> String?) throws(CommandFailure) {
         let vault = try context.vault()
         let checks = SupplyChecks(permissions: try context.supplyState(), origin: try context.origin(),
                                   limiter: try context.limiter(),
@@ -80,9 +80,13 @@ enum SupplyCommand {
                                   clock: context.clock)
         do { try vault.supply(name, checks: checks, reason: reason, deliver: deliver) } catch {
             if let failure = context.auditFailure { throw failure }
-            // Already unlocked: the outcome a script that unlocks idempotently wants, said and exit 0.
+            // Already unlocked: for supply, the outcome a script that unlocks idempotently wants, said and exit
+            // 0. Not for askpass: there exit 0 means "the answer is on stdout", and an empty answer would go to
+            // the asking program as a (wrong) password; it declines instead (exit 1, as an askpass that
+            // cancels).
             if case .alreadyUnlocked(let why) = error {
                 Output.message("\(why).")
+                if askpass { throw CommandFailure(code: .failure, message: "askpass declined: \(why); nothing was printed.") }
                 return
             }
             throw ErrorReport.failure(error)

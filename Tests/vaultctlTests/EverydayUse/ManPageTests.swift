@@ -58,13 +58,15 @@ struct ManPageTests {
         for code in ["0", "1", "64", "65", "66", "69", "75", "77", "78"] {
             #expect(page.contains("\n       \(code)"), "exit code \(code)")
         }
-        for variable in ["VAULT_ASKPASS", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "DBUS_SESSION_BUS_ADDRESS"] {
+        for variable in ["VAULT_ASKPASS", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "DBUS_SESSION_BUS_ADDRESS",
+                         "VAULTCTL_PROMPT_SECONDS", "VAULTCTL_TPM2_TCTI"] {
             #expect(overview.contains(variable) && page.contains("\n       \(variable)\n"), "\(variable)")
         }
-        for file in ["modes.json", "audit.log", "/etc/pam.d/vaultctl", "policy.json"] {
+        for file in ["modes.json", "audit.log", "/etc/pam.d/vaultctl", "policy.json", "device.tpm2", "keyring-locked"] {
             #expect(page.contains(file), "\(file)")
         }
         #expect(page.contains("does not stop anyone who can run code as you"), "the device binding's limit")
+        #expect(page.contains("With a TPM (binding tpm2"), "what the TPM binding stops and does not")
     }
 
     @Test func manWithATopicIs64() throws {
