@@ -90,34 +90,23 @@ enum TPMHelper {
         guard let helper = path, access(helper, X_OK) == 0 else {
             throw .unavailable("the TPM helper \(fileName) is not installed beside vaultctl")
         }
-        var inFDs: [Int32] = [-1, -1]
-        var outFDs: [Int32] = [-1, -1]
-        guard vaultctl_pipe_cloexec(&inFDs) == 0 else { throw .failed("could not make a pipe to the TPM helper") }
-        guard vaultctl_pipe_cloexec(&outFDs) == 0 else {
-            close(inFDs[0]); close(inFDs[1])
+        guard let toHelper = ChildSpawn.pipe() else { throw .failed("could not make a pipe to the TPM helper") }
+        guard let fromHelper = ChildSpawn.pipe() else {
+            close(toHelper.read); close(toHelper.write)
             throw .failed("could not make a pipe to the TPM helper")
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, inFDs[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, outFDs[1], 1)
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attr, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        posix_spawnattr_setsigdefault(&attr, &defaults)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let words: [String] = [helper, operation, tcti]
-        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        let inFDs: [Int32] = [toHelper.read, toHelper.write]
+        let outFDs: [Int32] = [fromHelper.read, fromHelper.write]
+        let started = ChildSpawn.start([helper, operation, tcti], searchingPATH: false) { actions in
+            posix_spawn_file_actions_adddup2(&actions, inFDs[0], 0)
+            posix_spawn_file_actions_adddup2(&actions, outFDs[1], 1)
+        }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, helper, &actions, &attr, argv, environ)
+        var rc: Int32 = 0
+        switch started {
+        case .success(let p): pid = p
+        case .failure(let f): rc = f.errno
+        }
         close(inFDs[0])
         close(outFDs[1])
         guard rc == 0 else {

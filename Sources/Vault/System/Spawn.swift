@@ -4,41 +4,15 @@ import Glibc
 import CSystem
 import Slots
 
-/// Starts a child program the careful way: pipes created close-on-exec atomically, the child's signal mask
-/// emptied and SIGPIPE (which vaultctl ignores) back to its default, and only descriptors 0, 1 and 2: every
-/// other one is closed in the child, even those vaultctl itself inherited without close-on-exec.
+/// Runs child programs: started the careful way (`ChildSpawn`: close-on-exec pipes, a clean signal mask,
+/// only descriptors 0, 1 and 2), found in PATH as `posix_spawnp` would, waited for and ended.
 public enum Spawn {
-    /// A pipe whose both ends are close-on-exec from the start. The corresponding C function is `pipe2`.
-    static func pipe() -> (read: Int32, write: Int32)? {
-        var fds: [Int32] = [0, 0]
-        guard vaultctl_pipe_cloexec(&fds) == 0 else { return nil }
-        return (fds[0], fds[1])
-    }
+    /// A pipe whose both ends are close-on-exec from the start (`ChildSpawn.pipe`).
+    static func pipe() -> (read: Int32, write: Int32)? { ChildSpawn.pipe() }
 
-    /// Spawns `argv[0]` (searched in PATH) with the file actions `setup` adds; returns the pid or an errno.
+    /// Spawns `argv[0]` (searched in PATH) with the file actions `setup` adds (`ChildSpawn.start`).
     static func start(_ argv: [String], actions setup: (inout posix_spawn_file_actions_t) -> Void) -> Result<pid_t, SpawnError> {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        setup(&actions)
-        // After the dups `setup` asked for: nothing but 0, 1 and 2 reaches the program.
-        guard vaultctl_spawn_closefrom(&actions, 3) == 0 else { return .failure(SpawnError(errno: errno)) }
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attr, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        posix_spawnattr_setsigdefault(&attr, &defaults)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { cArgs.forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, argv[0], &actions, &attr, cArgs, environ)
-        return rc == 0 ? .success(pid) : .failure(SpawnError(errno: rc))
+        ChildSpawn.start(argv, actions: setup).mapError { SpawnError(errno: $0.errno) }
     }
 
     /// Where `posix_spawnp` would find `program`: itself when it names a path (has a `/`), else the first

@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystem
+
+/// Starts a child program the careful way, for every program vaultctl runs (COMMAND, CHECK, the askpass
+/// program, the clipboard tools, the TPM helper): pipes created close-on-exec atomically, the child's signal
+/// mask emptied and SIGPIPE (which vaultctl ignores) back to its default, and only descriptors 0, 1 and 2:
+/// every other one is closed in the child, even those vaultctl itself inherited without close-on-exec.
+public enum ChildSpawn {
+    /// A pipe whose both ends are close-on-exec from the start. The corresponding C function is `pipe2`.
+    public static func pipe() -> (read: Int32, write: Int32)? {
+        var fds: [Int32] = [0, 0]
+        guard vaultctl_pipe_cloexec(&fds) == 0 else { return nil }
+        return (fds[0], fds[1])
+    }
+
+    /// Spawns `argv[0]` (searched in PATH when `searchingPATH`, else the exact path) with the file actions
+    /// `setup` adds; the pid, or the errno of the failure. The corresponding C functions are `posix_spawnp`
+    /// and `posix_spawn`.
+    public static func start(_ argv: [String], searchingPATH: Bool = true,
+                             actions setup: (inout posix_spawn_file_actions_t) -> Void) -> Result<pid_t, SpawnFailure> {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        setup(&actions)
+        // After the dups `setup` asked for: nothing but 0, 1 and 2 reaches the program.
+        let closing = vaultctl_spawn_closefrom(&actions, 3)
+        guard closing == 0 else { return .failure(SpawnFailure(errno: closing)) }
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attr, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { cArgs.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = searchingPATH
+            ? posix_spawnp(&pid, argv[0], &actions, &attr, cArgs, environ)
+            : posix_spawn(&pid, argv[0], &actions, &attr, cArgs, environ)
+        return rc == 0 ? .success(pid) : .failure(SpawnFailure(errno: rc))
+    }
+
+    /// Why a child could not be started: the errno `posix_spawn` (or its file actions) returned.
+    public struct SpawnFailure: Error, Sendable {
+        public let errno: Int32
+    }
+}
