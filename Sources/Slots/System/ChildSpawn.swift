@@ -15,6 +15,33 @@ public enum ChildSpawn {
         return (fds[0], fds[1])
     }
 
+    /// A close-on-exec pipe that holds `count` bytes unread, so writing them cannot block on a child that
+    /// never reads: 64 KiB is the default, but a user over pipe-user-pages-soft gets 8 KiB pipes, so room is
+    /// asked for (`F_SETPIPE_SZ`); nil when the kernel does not give it.
+    public static func pipe(holding count: Int) -> (read: Int32, write: Int32)? {
+        guard let p = pipe() else { return nil }
+        guard fcntl(p.write, 1031 /* F_SETPIPE_SZ */, Int32(max(count, 4096))) >= count else {
+            close(p.read)
+            close(p.write)
+            return nil
+        }
+        return p
+    }
+
+    /// Writes all of `bytes` to `fd`, again after EINTR; how many were written before an error.
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
+        var done = 0
+        while done < bytes.count {
+            let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            done += n
+        }
+        return done
+    }
+
     /// Spawns `argv[0]` (searched in PATH when `searchingPATH`, else the exact path) with the file actions
     /// `setup` adds; the pid, or the errno of the failure. The corresponding C functions are `posix_spawnp`
     /// and `posix_spawn`.

@@ -67,7 +67,7 @@ public struct Clipboard: Sendable {
     /// Runs `argv` with `input` (or nothing) on its standard input and the output discarded; its status,
     /// or 127 when it could not start or did not finish in time.
     func run(_ argv: [String], input: SecretBytes?) -> Int32 {
-        guard let stdin = Spawn.pipe(), let null = openNull() else { return 127 }
+        guard let stdin = ChildSpawn.pipe(holding: input?.count ?? 0), let null = openNull() else { return 127 }
         defer { close(null) }
         let started = Spawn.start(argv) { actions in
             posix_spawn_file_actions_adddup2(&actions, stdin.read, 0)
@@ -79,18 +79,8 @@ public struct Clipboard: Sendable {
             close(stdin.write)
             return 127
         }
-        // At most 64 KiB, which a fresh pipe holds whole: the write cannot block on a tool that never reads.
-        input?.withUnsafeBytes { raw in
-            var done = 0
-            while done < raw.count {
-                let n = write(stdin.write, raw.baseAddress! + done, raw.count - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    break
-                }
-                done += n
-            }
-        }
+        // The pipe holds the whole value: the write cannot block on a tool that never reads.
+        _ = input?.withUnsafeBytes { ChildSpawn.writeAll(stdin.write, $0) }
         close(stdin.write)
         return Self.wait(pid, seconds: Self.toolTimeout)
     }

@@ -15,16 +15,9 @@ public enum Delivery {
 
     /// Runs `command` (searched in PATH) with the secret on stdin and waits for it.
     public static func toStdin(_ command: [String], _ secret: SecretBytes) -> Outcome {
-        guard !command.isEmpty, let input = Spawn.pipe() else { return Outcome(status: 127, readAny: false) }
-        // The pipe must hold the whole secret, so the write below cannot block on a program that never reads:
-        // 64 KiB is the default, but a user over pipe-user-pages-soft gets 8 KiB pipes; ask for room, and
-        // refuse (before COMMAND starts) when the kernel does not give it.
-        let room = fcntl(input.write, 1031 /* F_SETPIPE_SZ */, Int32(max(secret.count, 4096)))
-        guard room >= secret.count else {
-            close(input.read)
-            close(input.write)
-            return Outcome(status: 127, readAny: false)
-        }
+        // The pipe holds the whole secret, so the write below cannot block on a program that never reads;
+        // without the room, nothing starts.
+        guard !command.isEmpty, let input = ChildSpawn.pipe(holding: secret.count) else { return Outcome(status: 127, readAny: false) }
         let started = Spawn.start(command) { actions in
             posix_spawn_file_actions_adddup2(&actions, input.read, 0)
         }
@@ -36,17 +29,7 @@ public enum Delivery {
         // The pipe holds the whole secret (above), so this write cannot block on a program that never
         // reads. Our copy of the read end stays open until COMMAND has ended, to see
         // how much of the secret it left unread (it is closed, and the rest discarded, right after).
-        var written = 0
-        secret.withUnsafeBytes { raw in
-            while written < raw.count {
-                let n = write(input.write, raw.baseAddress! + written, raw.count - written)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    break
-                }
-                written += n
-            }
-        }
+        let written = secret.withUnsafeBytes { ChildSpawn.writeAll(input.write, $0) }
         close(input.write)
         let status = Spawn.wait(pid)
         var unread: Int32 = 0
