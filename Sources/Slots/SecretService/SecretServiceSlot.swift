@@ -82,9 +82,10 @@ public struct SecretServiceSlot: Slot {
     public func lockDefaultCollection() throws(SlotError) -> LockedCollection? {
         try run("locking the default collection", changes: true) { (c) throws(SecretServiceClient.Failure) -> LockedCollection? in
             // The label first: a locked KeePassXC database shows only its file name.
-            let label = SlotErrorText.oneLine(c.label(ofCollection: c.collection), limit: 100)
+            let collection = try c.defaultCollection()
+            let label = SlotErrorText.oneLine(c.label(ofCollection: collection), limit: 100)
             guard try c.lockCollection() else { return nil }
-            return LockedCollection(path: c.collection, label: label)
+            return LockedCollection(path: collection, label: label)
         }
     }
 

@@ -14,12 +14,15 @@ enum ListCommand {
             Output.out("{\"slots\":[\(slots.joined(separator: ","))],\"syncError\":\(syncError)}\n")
         } else {
             // Tab-separated for scripts; on a terminal, the names padded to the longest so modes line up.
+            // One write for the whole listing, not one per line (a thousand slots made a thousand writes).
             let width = Terminal.isTerminal(1) ? listing.entries.map { $0.name.rawValue.count }.max() ?? 0 : 0
+            var text = ""
             for e in listing.entries {
                 let name = e.name.rawValue
                 let gap = width > 0 ? String(repeating: " ", count: width - name.count + 2) : "\t"
-                Output.out("\(name)\(gap)\(e.mode.rawValue)\n")
+                text += "\(name)\(gap)\(e.mode.rawValue)\n"
             }
+            Output.out(text)
         }
         if listing.skipped > 0 {
             Output.message("warning: \(listing.skipped) Secret Service item\(listing.skipped == 1 ? "" : "s") with vaultctl's schema \(listing.skipped == 1 ? "has" : "have") a slot attribute that is not a valid slot name; not listed (another program stored \(listing.skipped == 1 ? "it" : "them")).")
