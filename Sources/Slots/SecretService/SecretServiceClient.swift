@@ -440,12 +440,22 @@ final class SecretServiceClient {
         }
     }
 
-    /// The `slot` attribute of every vaultctl item in every collection (locked ones too).
-    func slotNames() throws(Failure) -> [String] {
+    /// The `slot` attribute of every vaultctl item the provider shows in any collection (locked ones too),
+    /// and the collections that are locked (asked in the same trip as the attributes): a provider may hide a
+    /// locked collection's items.
+    func slotNames() throws(Failure) -> (names: [String], lockedCollections: [String]) {
         let replies = try callAllResolvingAlias([Self.search([("xdg:schema", SecretServiceSlot.schemaName)]), Self.collectionsProperty])
         let paths = try searched(replies[0], collections: replies[1]).map(\.path)
+        let collections = try Self.collections(replies[1])
+        let answers = try callAll(paths.map { Self.getProperty($0, Self.itemInterface, "Attributes") }
+                                  + collections.map(Self.lockedProperty))
+        var locked: [String] = []
+        for (collection, reply) in zip(collections, answers.suffix(collections.count)) {
+            if case .failure(.remote(let name, _)) = reply, Self.isGone(name) { continue }
+            if try Self.lockedState(reply) { locked.append(collection) }
+        }
         var names: [String] = []
-        for reply in try callAll(paths.map { Self.getProperty($0, Self.itemInterface, "Attributes") }) {
+        for reply in answers.prefix(paths.count) {
             let v: [DBusValue]
             do { v = try Self.values(reply) } catch {
                 if case .bus(.remote(let name, _)) = error, Self.isGone(name) { continue }  // deleted meanwhile
@@ -453,7 +463,7 @@ final class SecretServiceClient {
             }
             if let slot = v.first?.unwrapped.stringPairs?[SecretServiceSlot.attribute] { names.append(slot) }
         }
-        return names
+        return (names, locked)
     }
 
     /// Locks the default collection unless it already is; whether this call locked it. Returns only when the
