@@ -195,9 +195,6 @@ public struct Vault: Sendable {
         public let mode: SlotMode
     }
 
-    /// Names and modes held (never values). `syncError` is set when the sync slot could not be listed.
-    /// Every slot name and where it is kept; the sync slot's failure, if it could not be asked; how many sync
-    /// items were passed over for a name that is not a valid slot name.
     /// Every slot name with its mode, device slots first asked; the sync slot's trouble (`syncError`) and
     /// what it said about how complete its names are (`sync`) beside them.
     public func list() throws(VaultError) -> (entries: [Entry], syncError: SlotError?, sync: SlotListing) {

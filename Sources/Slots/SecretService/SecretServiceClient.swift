@@ -161,7 +161,7 @@ final class SecretServiceClient {
         case .bus(let e):
             switch e {
             case .libraryUnavailable(let why):
-                return .serviceUnavailable("vaultctl could not load libsystemd, which it talks to the session bus with (\(why)); install it (Debian: libsystemd0)")
+                return .serviceUnavailable("vaultctl could not load libsystemd, which it talks to the session bus with, or a library it needs (\(why)); install libsystemd and what it depends on (Debian: libsystemd0)")
             case .noAddress:
                 return .serviceUnavailable("there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus is not there)")
             case .badAddress(let fromEnvironment):
@@ -441,18 +441,22 @@ final class SecretServiceClient {
     }
 
     /// The `slot` attribute of every vaultctl item the provider shows in any collection (locked ones too),
-    /// and the collections that are locked (asked in the same trip as the attributes): a provider may hide a
-    /// locked collection's items.
+    /// and the labels of the collections that are locked (asked in the same trip as the attributes): a
+    /// provider may hide a locked collection's items.
     func slotNames() throws(Failure) -> (names: [String], lockedCollections: [String]) {
         let replies = try callAllResolvingAlias([Self.search([("xdg:schema", SecretServiceSlot.schemaName)]), Self.collectionsProperty])
         let paths = try searched(replies[0], collections: replies[1]).map(\.path)
         let collections = try Self.collections(replies[1])
         let answers = try callAll(paths.map { Self.getProperty($0, Self.itemInterface, "Attributes") }
-                                  + collections.map(Self.lockedProperty))
+                                  + collections.map(Self.lockedProperty)
+                                  + collections.map { Self.getProperty($0, Self.collectionInterface, "Label") })
         var locked: [String] = []
-        for (collection, reply) in zip(collections, answers.suffix(collections.count)) {
-            if case .failure(.remote(let name, _)) = reply, Self.isGone(name) { continue }
-            if try Self.lockedState(reply) { locked.append(collection) }
+        for (i, collection) in collections.enumerated() {
+            // Only a collection that says it is locked is named; one that cannot say (gone meanwhile, an
+            // error, an odd answer) does not cost the whole listing.
+            guard (try? Self.lockedState(answers[paths.count + i])) == true else { continue }
+            let label = (try? Self.values(answers[paths.count + collections.count + i]))?.first?.unwrapped.string ?? ""
+            locked.append(label.isEmpty ? String(collection.split(separator: "/").last ?? Substring(collection)) : label)
         }
         var names: [String] = []
         for reply in answers.prefix(paths.count) {

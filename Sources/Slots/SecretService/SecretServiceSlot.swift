@@ -148,7 +148,7 @@ public struct SecretServiceSlot: Slot {
         try run("listing slots") { (c) throws(SecretServiceClient.Failure) -> SlotListing in
             let (raw, locked) = try c.slotNames()
             let valid = raw.compactMap(SlotName.init)
-            let places = locked.map { SlotErrorText.oneLine(c.label(ofCollection: $0), limit: 100) }
+            let places = locked.map { SlotErrorText.oneLine($0, limit: 100) }
             return SlotListing(names: Set(valid).sorted(), skipped: raw.count - valid.count, lockedPlaces: places)
         }
     }
