@@ -20,6 +20,10 @@ public struct HandOffReceiver: Sendable {
     public let origin: Origin
     public let limiter: RateLimiter
     public let secretSeconds: Double
+    /// The bounds of the lock check and of the command: the sender waits at most 120 s for the result, so
+    /// the receiver never leaves a process running after the sender has given up.
+    public static let checkSeconds: Double = 20
+    public static let commandSeconds: Double = 100
 
     public init(targetName: String, originalCommand: String?, targets: TargetList, origin: Origin,
                 limiter: RateLimiter, secretSeconds: Double = 30) {
@@ -63,9 +67,12 @@ public struct HandOffReceiver: Sendable {
             }
             return HandOffLine(.failed, "the receiver's rate limit cannot be read: \(Self.words(error))")
         }
-        let check = target.check.map(TargetCheck.init(program:))
+        let check = target.check.map { TargetCheck(program: $0, seconds: Self.checkSeconds) }
         if let check {
             let (locked, status) = check.stillLocked()
+            if status == TargetCheck.timedOutStatus {
+                return HandOffLine(.failed, "target '\(targetName)': its check did not finish within \(Int(Self.checkSeconds)) s; nothing was read")
+            }
             guard locked else {
                 return HandOffLine(.unlocked, "target '\(targetName)' is already unlocked (its check exited \(status)); nothing was sent")
             }
@@ -89,6 +96,9 @@ public struct HandOffReceiver: Sendable {
         defer { secret.wipe() }
         if let check {
             let (stillLocked, status) = check.stillLocked()
+            if status == TargetCheck.timedOutStatus {
+                return HandOffLine(.failed, "target '\(targetName)': its check did not finish within \(Int(Self.checkSeconds)) s; nothing was delivered")
+            }
             guard stillLocked else {
                 return HandOffLine(.unlocked, "target '\(targetName)' was unlocked meanwhile (its check exited \(status)); nothing was delivered")
             }
@@ -96,7 +106,10 @@ public struct HandOffReceiver: Sendable {
         do { try beforeDelivery() } catch {
             return HandOffLine(.failed, "the receiver's audit log could not be written, so nothing was delivered")
         }
-        let outcome = Delivery.toStdin(target.command, secret)
+        let outcome = Delivery.toStdin(target.command, secret, atMost: Self.commandSeconds)
+        if outcome.timedOut {
+            return HandOffLine(.failed, "target '\(targetName)': \(Quote.text(target.command[0])) did not finish within \(Int(Self.commandSeconds)) s and was ended; not counted as a failed attempt")
+        }
         var failure: String?
         if outcome.status != 0 {
             guard outcome.readAny else {
