@@ -59,7 +59,7 @@ public struct HandOffReceiver: Sendable {
             break
         }
         guard origin.verdict == .nearby else {
-            return HandOffLine(.refused, "the connection comes from afar (\(origin.description)); a secret is handed over only from this machine's local network")
+            return HandOffLine(.refused, "the connection comes from afar: \(origin.description); a secret is handed over only from this machine's local network")
         }
         do throws(VaultError) { try limiter.check() } catch {
             if case .blocked(let until, let now) = error {

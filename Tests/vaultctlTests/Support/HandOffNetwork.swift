@@ -15,13 +15,14 @@ final class HandOffNetwork {
 
     let dir: String
 
-    /// Whether this machine lets the tests make network namespaces (root, `unshare -n` allowed) and has sshd.
+    /// Whether this machine lets the tests make network namespaces (root, `unshare -n` allowed). A missing
+    /// sshd is not a reason to skip: the tests fail saying to run `make deps` (openssh-server).
     static let available: Bool = {
-        guard geteuid() == 0, access("/usr/sbin/sshd", X_OK) == 0 else { return false }
+        guard geteuid() == 0 else { return false }
         let r = ProcessRunner.run(Paths.tool("unshare"), ["-n", Paths.tool("true")], environment: Fixtures.baseEnvironment)
         return r.status == 0
     }()
-    static let unavailableReason: Comment = "needs root, 'unshare -n' (network namespaces) and /usr/sbin/sshd (Debian openssh-server; run 'make deps')"
+    static let unavailableReason: Comment = "needs root and 'unshare -n' (network namespaces) to run the receiver's sshd on veth pairs"
 
     init() throws {
         dir = try Fixtures.makeFolder("ns")
