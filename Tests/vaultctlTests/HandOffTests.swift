@@ -149,6 +149,15 @@ struct HandOffTests {
         #expect(!Paths.exists(s.net.sshArgumentsFile), "ssh never started")
     }
 
+    @Test func aSecretCutShortIsNeverDelivered() throws {
+        let (s, check) = try Self.setUp { try $0.makeCheck(exiting: 0) }
+        // What a dropped connection leaves: the length said 10, three bytes came, then EOF.
+        let r = s.net.ssh([HandOffNetwork.host(.lan), "vaultctl receive data-volume"], stdin: .text("10\nabc"))
+        #expect(r.stdoutText == "vaultctl-receive 1 ready\nvaultctl-receive 1 failed the secret arrived cut short or malformed (not its length, then that many bytes); nothing was delivered\n", "\(r)")
+        #expect(r.status == 1)
+        #expect(check?.runs == 1 && !s.consumer.ran, "nothing delivered, and not counted")
+    }
+
     // MARK: The key
 
     @Test func aKeyWithoutTheForcedCommandIsRefused() throws {

@@ -1,9 +1,12 @@
+import Slots
+
 /// One line of the hand-off protocol that `vaultctl receive` writes to `vaultctl send` over ssh's channel.
 ///
 /// The whole protocol, receiver to sender: `vaultctl-receive 1 WORD[ TEXT]\n`, where the first line is
 /// `ready` (send the secret now) or a final word, and after the secret exactly one final line follows. The
-/// sender, after `ready` and only then, writes the secret's bytes and closes its end (EOF ends the secret;
-/// at most 64 KiB). Final words: `delivered` (the command took the secret and the target is unlocked),
+/// sender, after `ready` and only then, writes the secret's length in decimal and a newline, then the
+/// secret's bytes (at most 64 KiB), and closes its end: a secret cut short (a connection that dropped) is
+/// told from a whole one and never delivered. Final words: `delivered` (the command took the secret and the target is unlocked),
 /// `unlocked` (it already was, or became so before delivery: nothing was delivered), `refused` (a check said
 /// no before any secret was read), `blocked` (the receiver's rate limit), `rejected` (the command read the
 /// secret and failed, or the target stayed locked: counted as a failed attempt on both sides), `failed`
@@ -32,6 +35,23 @@ public struct HandOffLine: Sendable, Equatable {
     /// The line as written, with its newline.
     public var bytes: [UInt8] {
         Array((HandOffLine.prefix + word.rawValue + (text.isEmpty ? "" : " " + text) + "\n").utf8)
+    }
+
+    /// The line the sender writes before the secret: its length in decimal, then a newline.
+    public static func lengthHeader(_ count: Int) -> [UInt8] { Array("\(count)\n".utf8) }
+
+    /// The secret framed by `lengthHeader` in `received` (everything the sender wrote before EOF): nil when
+    /// the header is malformed, the length is 0 or over 64 KiB, or the bytes after it are not that many.
+    public static func unframe(_ received: SecretBytes) -> SecretBytes? {
+        received.withUnsafeBytes { (raw) -> SecretBytes? in
+            guard let newline = raw.prefix(7).firstIndex(of: 0x0A), newline > 0,
+                  raw[..<newline].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                  newline == 1 || raw[0] != 0x30,
+                  let count = Int(String(decoding: raw[..<newline], as: UTF8.self)),
+                  (1...SecretBytes.maximumCount).contains(count),
+                  raw.count - newline - 1 == count else { return nil }
+            return SecretBytes(copying: UnsafeRawBufferPointer(rebasing: raw[(newline + 1)...]))
+        }
     }
 
     /// Reads one line (without its newline); nil when it is not a line of this protocol.

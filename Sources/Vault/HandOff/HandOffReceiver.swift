@@ -8,8 +8,8 @@ import Slots
 ///
 /// In order: this is the forced command the sender asked for (``ForcedCommand``); TARGET is configured and
 /// its command can run; the sender is nearby (``ReceiverOrigin``); the receiver's own rate limit does not
-/// block; the target is locked (its check exits 0). Then `ready`, the secret (EOF ends it, at most 64 KiB,
-/// within `secretSeconds`), the check again right before delivery, the command with the secret on stdin
+/// block; the target is locked (its check exits 0). Then `ready`, the secret (its length, then the bytes
+/// and EOF, at most 64 KiB, within `secretSeconds`), the check again right before delivery, the command with the secret on stdin
 /// (`Delivery`, as supply's COMMAND: descriptors 0-2 only, never argv or environment), and the check once
 /// more: still locked after an exit 0 means the secret was not accepted. A command that read the secret and
 /// failed, or left the target locked, counts as a failed attempt, as it does for supply.
@@ -82,11 +82,14 @@ public struct HandOffReceiver: Sendable {
         }
 
         let secret: SecretBytes
-        switch SecretReader.read(fd: fd, limit: SecretBytes.maximumCount, deadline: Deadline(secondsFromNow: secretSeconds)) {
+        switch SecretReader.read(fd: fd, limit: SecretBytes.maximumCount + 8, deadline: Deadline(secondsFromNow: secretSeconds)) {
         case .bytes(let s) where s.isEmpty:
             return HandOffLine(.failed, "no secret arrived; nothing was delivered")
-        case .bytes(let s):
-            secret = s
+        case .bytes(let framed):
+            guard let whole = HandOffLine.unframe(framed) else {
+                return HandOffLine(.failed, "the secret arrived cut short or malformed (not its length, then that many bytes); nothing was delivered")
+            }
+            secret = whole
         case .tooLong:
             return HandOffLine(.failed, "the secret is longer than 64 KiB; nothing was delivered")
         case .failed(let e):

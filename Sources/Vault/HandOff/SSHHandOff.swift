@@ -4,7 +4,7 @@ import Glibc
 import Slots
 
 /// The sender's side of a hand-off: runs `ssh HOST vaultctl receive TARGET`, waits for the receiver's
-/// `ready`, and only then writes the secret on ssh's standard input and closes it (never in argv or the
+/// `ready`, and only then writes the secret (after its length) on ssh's standard input and closes it (never in argv or the
 /// environment); then waits for the one result line. Every wait has a bound, and ssh is killed by its PID
 /// when one passes, so a host that is down or a receiver that says nothing never hangs the sender.
 ///
@@ -62,7 +62,8 @@ public struct SSHHandOff: Sendable {
     /// Runs the exchange. `beforeSecret` runs right before the secret is written (the audit line); when it
     /// throws, ssh is ended and nothing is written.
     public func run(_ secret: SecretBytes, beforeSecret: () throws(VaultError) -> Void) throws(VaultError) -> Outcome {
-        guard let input = ChildSpawn.pipe(holding: max(secret.count, 1)) else {
+        let header = HandOffLine.lengthHeader(secret.count)
+        guard let input = ChildSpawn.pipe(holding: header.count + secret.count) else {
             return .unreachable("no pipe could be made for ssh", sshStatus: nil)
         }
         guard let output = ChildSpawn.pipe() else {
@@ -120,8 +121,10 @@ public struct SSHHandOff: Sendable {
             _ = finish(waiting: 0)
             throw error
         }
-        // The pipe holds the whole secret, so this write cannot block on an ssh that stopped reading.
-        let written = secret.withUnsafeBytes { ChildSpawn.writeAll(input.write, $0) }
+        // Its length, then the secret; the pipe holds both, so these writes cannot block on an ssh that
+        // stopped reading.
+        let headerWritten = header.withUnsafeBytes { ChildSpawn.writeAll(input.write, $0) }
+        let written = headerWritten == header.count ? secret.withUnsafeBytes { ChildSpawn.writeAll(input.write, $0) } : 0
         close(input.write)
         inputOpen = false
         guard written == secret.count else {

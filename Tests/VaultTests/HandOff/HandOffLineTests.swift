@@ -1,4 +1,5 @@
 import Testing
+import Slots
 @testable import Vault
 
 /// The hand-off protocol's lines: written as documented, read strictly.
@@ -41,5 +42,27 @@ import Testing
         #expect(!line.text.contains("\n") && !line.text.contains("\u{1b}"))
         #expect(line.text.utf8.count <= 512)
         #expect(HandOffLine.parse(Array(line.bytes.dropLast())) == line, "what the receiver writes, the sender reads")
+    }
+
+    static func bytes(_ b: [UInt8]) -> SecretBytes { b.withUnsafeBytes { SecretBytes(copying: $0) } }
+
+    @Test func aSecretFramedByItsLengthIsUnframedExactly() throws {
+        let secret: [UInt8] = [0x00, 0x0a, 0x31, 0xff, 0x0a]
+        let framed = HandOffLine.lengthHeader(secret.count) + secret
+        let whole = try #require(HandOffLine.unframe(Self.bytes(framed)))
+        #expect(whole.withUnsafeBytes { Array($0) } == secret)
+    }
+
+    @Test(arguments: [
+        Array("10\nabc".utf8),            // cut short
+        Array("3\nabcd".utf8),            // more than said
+        Array("0\n".utf8),                // empty
+        Array("03\nabc".utf8),            // a leading zero
+        Array("+3\nabc".utf8),            // a sign
+        Array("abc".utf8),                // no header
+        Array("65537\n".utf8) + [UInt8](repeating: 0x61, count: 65537),  // over 64 KiB
+    ])
+    func anythingElseIsRefused(_ received: [UInt8]) {
+        #expect(HandOffLine.unframe(Self.bytes(received)) == nil)
     }
 }
