@@ -158,6 +158,16 @@ struct HandOffTests {
         #expect(check?.runs == 1 && !s.consumer.ran, "nothing delivered, and not counted")
     }
 
+    @Test func aLockedVaultOnTheReceiverRefusesToReceive() throws {
+        let (s, check) = try Self.setUp { try $0.makeCheck(exiting: 0) }
+        let lock = s.net.receiverVaultctl(["lock"])
+        try #require(lock.status == 0, "\(lock)")
+        let r = try s.net.send(s.sender, s.slot, target: s.target)
+        #expect(r.status == 77, "\(r)")
+        #expect(r.stderr.contains("The vault is locked") && r.stderr.contains("the receiver refused"), "the receiver's own line comes through ssh: \(r.stderr)")
+        #expect(check?.runs == 0 && !s.consumer.ran)
+    }
+
     // MARK: The key
 
     @Test func aKeyWithoutTheForcedCommandIsRefused() throws {
