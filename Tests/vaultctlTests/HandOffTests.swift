@@ -203,6 +203,7 @@ struct HandOffTests {
         #expect(r.stderr.contains("Nothing was sent"), "\(r.stderr)")
         #expect(ContinuousClock.now - started < .seconds(10))
         #expect(try s.sender.statusObject(s.slot)["lastSupply"] is NSNull)
+        #expect(s.net.processesLeft(in: .lan).isEmpty)
     }
 
     @Test func aSilentReceiverIs69WithinTheBound() throws {
@@ -215,6 +216,7 @@ struct HandOffTests {
         #expect(r.stderr.contains("no answer") && r.stderr.contains("within 3 s"), "\(r.stderr)")
         #expect(took < .seconds(12), "bounded: \(took)")
         #expect(!s.consumer.ran)
+        #expect(s.net.processesLeft(in: .lan).isEmpty, "ssh itself was ended by its PID, not only a shell around it")
     }
 
     // MARK: Rejected secrets block, on each side

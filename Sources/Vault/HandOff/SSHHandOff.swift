@@ -8,8 +8,10 @@ import Slots
 /// environment); then waits for the one result line. Every wait has a bound, and ssh is killed by its PID
 /// when one passes, so a host that is down or a receiver that says nothing never hangs the sender.
 ///
-/// The ssh command is `ssh`, or `VAULTCTL_SSH` when set, run as git runs `GIT_SSH_COMMAND`: through
-/// `/bin/sh -c '$VAULTCTL_SSH "$@"'`, so it may hold options and quoting (`ssh -i ~/.ssh/unlock -p 2222`).
+/// The ssh command is `ssh`, or `VAULTCTL_SSH` when set, run much as git runs `GIT_SSH_COMMAND`: through
+/// `/bin/sh -c 'exec $VAULTCTL_SSH "$@"'`, so it may hold options and quoting (`ssh -i ~/.ssh/unlock -p
+/// 2222`); it must start with the program (`exec` makes the shell become it, so the PID that is killed at a
+/// bound is ssh's own; variables go through `env`).
 /// vaultctl's own options come after it (`-T`, `BatchMode=yes`, `ConnectTimeout`, `ServerAliveInterval`);
 /// ssh keeps the first value of an option, so those in `VAULTCTL_SSH` or `~/.ssh/config` win.
 public struct SSHHandOff: Sendable {
@@ -54,7 +56,8 @@ public struct SSHHandOff: Sendable {
                        "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=2",
                        "--", host, "vaultctl receive \(target)"]
         if let sshCommand, !sshCommand.isEmpty {
-            return ["/bin/sh", "-c", "\(sshCommand) \"$@\"", "vaultctl-ssh"] + options
+            // `exec`: the shell becomes ssh, so the PID vaultctl kills at a bound is ssh's own.
+            return ["/bin/sh", "-c", "exec \(sshCommand) \"$@\"", "vaultctl-ssh"] + options
         }
         return ["ssh"] + options
     }

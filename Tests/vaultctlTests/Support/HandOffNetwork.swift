@@ -111,6 +111,12 @@ final class HandOffNetwork {
                                       sourceLocation: sourceLocation)
     }
 
+    /// The processes still running in a sender's namespace (ssh that `send` started and did not end).
+    func processesLeft(in sender: Sender) -> String {
+        let r = ProcessRunner.run(Paths.tool("ip"), ["netns", "pids", namespace(sender)], environment: Fixtures.baseEnvironment)
+        return r.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// Runs plain `ssh` from a sender's namespace with the network's client config.
     func ssh(from sender: Sender = .lan, key: String = "sender_key", _ args: [String], stdin: Stdin = .null,
              sourceLocation: SourceLocation = #_sourceLocation) -> ProcessResult {
