@@ -8,7 +8,8 @@
 #
 # The receiver (namespace in DIR/ns-receiver) has 192.168.77.1 on a veth pair to the LAN sender (DIR/ns-lan,
 # 192.168.77.2: a nearby address) and 100.100.77.1 on another to the Tailscale sender (DIR/ns-tailscale,
-# 100.100.77.2, inside 100.64.0.0/10: remote). A real OpenSSH sshd listens on port 22 there, with its own
+# 100.100.77.2, inside 100.64.0.0/10: remote), and on IPv6 fd00:77::1/::2 (LAN) and fd7a:115c:a1e0::1/::2
+# (Tailscale). A real OpenSSH sshd listens on port 22 there, with its own
 # host key, config and log in DIR; AuthorizedKeysFile is DIR/authorized_keys (the test writes it) and
 # SetEnv gives every session the receiver's own HOME/XDG folders (DIR/receiver) and a PATH that starts with
 # VAULTCTL_FOLDER. DIR/ssh_config is the senders' client config (user root, DIR/known_hosts pinned); the
@@ -96,6 +97,12 @@ ip -n "$r" addr add 192.168.77.1/24 dev lan
 ip -n "$r" addr add 100.100.77.1/24 dev ts
 ip -n "$l" addr add 192.168.77.2/24 dev eth0
 ip -n "$t" addr add 100.100.77.2/24 dev eth0
+# IPv6 too: a unique-local LAN (fd00:77::/64, nearby) and the Tailscale range (fd7a:115c:a1e0::/48, remote);
+# nodad, so the addresses are usable at once.
+ip -n "$r" addr add fd00:77::1/64 dev lan nodad
+ip -n "$l" addr add fd00:77::2/64 dev eth0 nodad
+ip -n "$r" addr add fd7a:115c:a1e0::1/64 dev ts nodad
+ip -n "$t" addr add fd7a:115c:a1e0::2/64 dev eth0 nodad
 for link in lan ts; do ip -n "$r" link set "$link" up; done
 for ns in "$l" "$t"; do ip -n "$ns" link set eth0 up; done
 
@@ -108,6 +115,7 @@ ssh-keygen -q -t ed25519 -N '' -C other -f "$dir/other_key"
 chmod 600 "$dir/authorized_keys"
 cat > "$dir/sshd_config" <<CONFIG
 ListenAddress 0.0.0.0:22
+ListenAddress [::]:22
 HostKey $dir/host_key
 AuthorizedKeysFile $dir/authorized_keys
 StrictModes no
@@ -120,7 +128,7 @@ PrintMotd no
 LogLevel VERBOSE
 SetEnv HOME=$dir/receiver/home XDG_CONFIG_HOME=$dir/receiver/config XDG_STATE_HOME=$dir/receiver/state PATH=$bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8
 CONFIG
-echo "192.168.77.1,100.100.77.1 $(cut -d' ' -f1,2 "$dir/host_key.pub")" > "$dir/known_hosts"
+echo "192.168.77.1,100.100.77.1,fd00:77::1,fd7a:115c:a1e0::1 $(cut -d' ' -f1,2 "$dir/host_key.pub")" > "$dir/known_hosts"
 cat > "$dir/ssh_config" <<CONFIG
 Host *
   User root

@@ -87,6 +87,19 @@ struct HandOffTests {
         #expect(try s.sender.statusObject(s.slot)["lastSupply"] is NSNull, "nothing was supplied")
     }
 
+    @Test func overIPv6TheLANIsNearbyAndTailscalesRangeIsRemote() throws {
+        let (s, check) = try Self.setUp { try $0.makeCheckUnlockedByDelivery() }
+        let far = try s.net.send(s.sender, s.slot, target: s.target, from: .tailscale, ipv6: true)
+        #expect(far.status == 77, "\(far)")
+        #expect(far.stderr.contains("fd7a:115c:a1e0::2") && far.stderr.contains("fd7a:115c:a1e0::/48"), "\(far.stderr)")
+        #expect(check?.runs == 0 && !s.consumer.ran)
+        let near = try s.net.send(s.sender, s.slot, target: s.target, ipv6: true)
+        #expect(near.status == 0, "\(near)")
+        #expect(s.consumer.stdin == s.secret)
+        let received = try JSONLines.parse(s.net.receiverAuditLines.joined(separator: "\n"))
+        #expect(received.last?["origin"] as? String == "ssh from fd00:77::2", "\(received)")
+    }
+
     @Test func aTargetAlreadyUnlockedGetsNothingAndIsExitZero() throws {
         let (s, check) = try Self.setUp { try $0.makeCheck(exiting: 1) }
         let r = try s.net.send(s.sender, s.slot, target: s.target)

@@ -50,6 +50,8 @@ final class HandOffNetwork {
 
     /// The receiver's address as each sender reaches it.
     static func host(_ sender: Sender) -> String { sender == .lan ? "192.168.77.1" : "100.100.77.1" }
+    /// The same over IPv6: a unique-local LAN address, and one in Tailscale's fd7a:115c:a1e0::/48.
+    static func hostV6(_ sender: Sender) -> String { sender == .lan ? "fd00:77::1" : "fd7a:115c:a1e0::1" }
 
     var receiverHome: String { "\(dir)/receiver/home" }
     var receiverConfig: String { "\(dir)/receiver/config" }
@@ -103,10 +105,11 @@ final class HandOffNetwork {
 
     /// `vaultctl send SLOT --to HOST TARGET` from a sender's namespace, with a counting askpass program.
     func send(_ sb: Sandbox, _ slot: String, target: String, from sender: Sender = .lan, key: String = "sender_key",
-              password: CountedPassword = .correct, overriding: [String: String] = [:],
+              ipv6: Bool = false, password: CountedPassword = .correct, overriding: [String: String] = [:],
               sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
         let env = ["VAULTCTL_SSH": try sshCommand(key: key)].merging(overriding) { $1 }
-        return try sb.vaultctlCounted(["send", slot, "--to", Self.host(sender), target], password: password,
+        let host = ipv6 ? Self.hostV6(sender) : Self.host(sender)
+        return try sb.vaultctlCounted(["send", slot, "--to", host, target], password: password,
                                       prefix: [Paths.tool("ip"), "netns", "exec", namespace(sender)], overriding: env,
                                       sourceLocation: sourceLocation)
     }
