@@ -145,10 +145,12 @@ struct UnsealBehindPAMTests {
             ["supply", name, "--", "cat"], ["device-key", "seal"],
         ]
         for args in commands {
+            install.reset()
             let r = try install.run(sb, args, stdin: .bytes(secret), askpass: .wrong, tpm: tpm)
             #expect(!r.stdout.contains(bytes: secret), "\(args): \(r)")
             #expect(install.operations.isEmpty, "\(args) (exit \(r.status)) asked the TPM: \(install.operations)")
         }
+        install.reset()
         let read = try install.run(sb, ["read", name], tpm: tpm)
         #expect(read.status == 0 && read.stdout == secret, "\(read)")
         #expect(install.operations == ["unseal"], "the one unseal of a gated read: \(install.operations)")
