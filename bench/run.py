@@ -270,13 +270,14 @@ class Bench:
         if not (os.path.isfile(src) and os.access(src, os.X_OK)):
             raise SetupError(f"{self.args.vaultctl} is not an executable file; build it first "
                              "(make bench builds it with --static-swift-stdlib)")
-        os.makedirs(f"{w}/bin")
+        os.makedirs(f"{w}/bin", mode=0o700)  # vaultctl runs its TPM helper only from a folder others cannot write
         # A private copy: another build replacing the binary mid-run cannot mix two versions.
         self.vaultctl = f"{w}/bin/vaultctl"
         shutil.copy2(src, self.vaultctl)
         helper = os.path.join(os.path.dirname(src), "vaultctl-tpm")  # the TPM helper, found beside vaultctl
         if os.path.isfile(helper):
             shutil.copy2(helper, f"{w}/bin/vaultctl-tpm")
+            os.chmod(f"{w}/bin/vaultctl-tpm", 0o755)  # and only when no one else can write it
         with open(self.vaultctl, "rb") as f:
             self.binary_sha = hashlib.sha256(f.read()).hexdigest()[:12]
         self.binary_size = os.path.getsize(self.vaultctl)

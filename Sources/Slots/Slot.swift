@@ -34,6 +34,10 @@ public protocol Slot: Sendable {
     /// What binds a held value's key to this machine (the device slot: `tpm2` or `machine-id`); nil for
     /// backends without such a key, or when the slot holds no value.
     func binding(of name: SlotName) -> String?
+    /// Public bytes that name the stored form of a held value, read without any key (so no decryption and
+    /// no TPM): they change whenever the value is written again. nil when the backend has none or holds no
+    /// value; see the default below.
+    func storedTag(of name: SlotName) -> [UInt8]?
 }
 
 extension Slot {
@@ -47,6 +51,7 @@ extension Slot {
     /// A backend that has no locked values, or no way to ask for them, cannot.
     public var canAskToUnlock: Bool { false }
     public func binding(of name: SlotName) -> String? { nil }
+    public func storedTag(of name: SlotName) -> [UInt8]? { nil }
 }
 
 /// What a backend listed: its names, and what a person should know about how complete that is.

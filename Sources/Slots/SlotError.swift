@@ -26,6 +26,8 @@ public enum SlotError: Error, Equatable, Sendable {
     case tpmForeign(path: String)
     /// The TPM is in dictionary-attack lockout; the seconds to wait when it said.
     case tpmLockout(seconds: UInt32?)
+    /// The `vaultctl-tpm` helper, which alone talks to the TPM, is not at `path` (beside vaultctl).
+    case tpmHelperMissing(path: String)
     /// An operating-system call failed.
     case io(path: String, errno: Int32, operation: String)
 }

@@ -49,6 +49,9 @@ public enum TPM2 {
             template.publicArea.type = 0x0008  // TPM2_ALG_KEYEDHASH
             template.publicArea.nameAlg = 0x000B  // TPM2_ALG_SHA256
             // fixedTPM | fixedParent | userWithAuth: cannot be duplicated, loads only under this parent.
+            // Not noDA, as systemd's tpm2-util.c leaves its sealed objects (fixedTPM | fixedParent only):
+            // vaultctl never fails the empty auth value, but a TPM in dictionary-attack lockout then refuses
+            // to unseal (reported as lockout with the time to wait) rather than exempting this object.
             template.publicArea.objectAttributes = 0x0000_0002 | 0x0000_0010 | 0x0000_0040
             template.publicArea.parameters.keyedHashDetail.scheme.scheme = 0x0010  // TPM2_ALG_NULL
             var outside = TPM2B_DATA()

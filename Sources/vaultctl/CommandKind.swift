@@ -43,11 +43,11 @@ enum CommandKind: String, CaseIterable, Sendable {
     /// checked here; their PAM prompt still checks the limit.
     var checksRateLimitFirst: Bool {
         switch self {
-        case .read, .move, .recoveryShow, .deviceKeySeal, .credentialGet:
+        case .read, .move, .recoveryShow, .deviceKeySeal, .credentialGet, .recoveryConfirmCopied, .credentialErase:
             return true
         case .supply, .askpass, .allowSupply, .unlock, .store, .delete, .list, .status, .recoveryGenerate,
-             .recoveryStatus, .recoveryConfirmCopied, .lock, .log, .policyCheck, .help, .deviceKeyStatus, .completion,
-             .credentialStore, .credentialErase, .send, .receive, .targetAdd, .targetList, .targetRemove:
+             .recoveryStatus, .lock, .log, .policyCheck, .help, .deviceKeyStatus, .completion,
+             .credentialStore, .send, .receive, .targetAdd, .targetList, .targetRemove:
             return false
         }
     }
@@ -56,19 +56,22 @@ enum CommandKind: String, CaseIterable, Sendable {
     /// never asks and reads the secret itself from standard input.
     var mayAskPAM: Bool {
         switch self {
-        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock, .deviceKeySeal, .credentialGet, .send:
+        // `recovery confirm-copied` and `credential erase` read the value to compare it (a device read opens
+        // the device key: with a TPM, an unseal), so they are gated like a read.
+        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock, .deviceKeySeal, .credentialGet,
+             .recoveryConfirmCopied, .credentialErase, .send:
             return true
         // `receive` asks nothing and writes its own audit lines (judged from what sshd says about the sender).
-        case .store, .delete, .list, .status, .recoveryGenerate, .recoveryStatus, .recoveryConfirmCopied,
-             .lock, .log, .policyCheck, .help, .deviceKeyStatus, .completion, .credentialStore, .credentialErase,
+        case .store, .delete, .list, .status, .recoveryGenerate, .recoveryStatus,
+             .lock, .log, .policyCheck, .help, .deviceKeyStatus, .completion, .credentialStore,
              .receive, .targetAdd, .targetList, .targetRemove:
             return false
         }
     }
 
-    /// Whether `--password-stdin` is offered: `credential get` may ask PAM, but its standard input is git's
-    /// credential description.
-    var takesPasswordStdin: Bool { mayAskPAM && self != .credentialGet }
+    /// Whether `--password-stdin` is offered: `credential get` and `erase` may ask PAM, but their standard
+    /// input is git's credential description.
+    var takesPasswordStdin: Bool { mayAskPAM && self != .credentialGet && self != .credentialErase }
 
     /// Whether the command leaves a line in the audit log: every gated command, and lock.
     var isAudited: Bool { mayAskPAM || self == .lock }

@@ -103,12 +103,13 @@ enum CommandTable {
                 abstract: "Where the recovery code is, and whether you marked this code as copied.",
                 discussion: """
                 The copied mark counts only for the code it was made for: a new code clears it. 'copied' is \
-                null when the code could not be checked (the keyring is locked or unreachable).
+                null when the code could not be checked (the keyring is locked or unreachable). Nothing is \
+                decrypted: a device-slot code is judged by a hash of its sealed file.
                 """,
                 positionals: 0...0, options: [.flag("json", "print JSON")], run: RecoveryCommand.status),
-        Command(kind: .recoveryConfirmCopied, synopsis: "recovery confirm-copied",
+        Command(kind: .recoveryConfirmCopied, synopsis: "recovery confirm-copied [--password-stdin]",
                 abstract: "Mark the current recovery code as written down.",
-                discussion: "",
+                discussion: "The mark is bound to the code, so making it reads the code: it asks for your password like 'recovery show'.",
                 positionals: 0...0, options: [], run: RecoveryCommand.confirmCopied),
         Command(kind: .supply, synopsis: "supply SLOT [--if-locked CHECK] [--password-stdin] -- COMMAND [ARG…]",
                 abstract: "Run COMMAND with the secret on its standard input, after every check and PAM.",
@@ -266,7 +267,7 @@ enum CommandTable {
                 abstract: "git credential helper: forget the credential git rejected, if it matches.",
                 discussion: """
                 Deletes slot git_PROTOCOL_USER@HOST (every user's, when git names none) only when it holds the \
-                password git rejected (compared inside vaultctl, never printed); a newer value stays.
+                password git rejected (compared inside vaultctl, never printed, after PAM); a newer value stays.
                 """,
                 positionals: 0...0, options: [credentialModeOption], run: CredentialCommand.erase),
     ]

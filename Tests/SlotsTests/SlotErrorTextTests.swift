@@ -27,6 +27,7 @@ struct SlotErrorTextTests {
         .tpmCannotSeal(detail: "the TPM at device:/dev/tpmrm0 refused to create the sealed object (response code 0x902)"),
         .tpmLockout(seconds: 600),
         .tpmLockout(seconds: nil),
+        .tpmHelperMissing(path: "/usr/local/bin/vaultctl-tpm"),
     ]
 
     @Test func everyCaseIsCovered() {
@@ -34,11 +35,12 @@ struct SlotErrorTextTests {
         for error in Self.everyCase {
             switch error {
             case .empty, .badSecretSize, .foreignMachine, .wrongSlot, .tampered, .unsafePermissions,
-                 .serviceUnavailable, .locked, .promptUnanswered, .io, .tpmUnavailable, .tpmForeign, .tpmLockout, .tpmCannotSeal:
+                 .serviceUnavailable, .locked, .promptUnanswered, .io, .tpmUnavailable, .tpmForeign, .tpmLockout, .tpmCannotSeal,
+                 .tpmHelperMissing:
                 break
             }
         }
-        #expect(Self.everyCase.count == 17)
+        #expect(Self.everyCase.count == 18)
     }
 
     @Test(arguments: everyCase)

@@ -86,9 +86,13 @@ struct DeviceKeySealTests {
         }
     }
 
-    /// The crash test: `device-key seal` killed at random moments, each time from a fresh copy of the
-    /// same machine-id vault; after every kill each slot reads back exactly (under whichever key its file
-    /// names), status names the binding its file has, and a second run finishes the job.
+    /// The crash test: `device-key seal` killed with SIGKILL, each time from a fresh copy of the same
+    /// machine-id vault; after every kill each slot reads back exactly (under whichever key its file names),
+    /// status names the binding its file has, and a second run finishes the job. Two kinds of kill: most
+    /// land at a point chosen from the run's observed progress (the moment the k-th slot file is replaced,
+    /// seen through inotify, for k across the whole set), the rest after a random delay (anywhere: before
+    /// the TPM key exists, while it is made, after the last file). The test fails unless some kill left a
+    /// half-re-keyed set, so it proves the middle of the re-key, not only its ends.
     @Test func killedSealsNeverLoseASlot() throws {
         let tpm = try SoftwareTPM.start()
         defer { tpm.stop() }
@@ -106,11 +110,10 @@ struct DeviceKeySealTests {
                 try #require(cp.status == 0, "\(cp)")
             }
         }
-        // One whole seal, timed, so the kills land across its length.
+        // One whole seal, timed, so the random kills land across its length.
         try reset()
         let timed = try sb.vaultctl(["device-key", "seal"], overriding: env)
         try #require(timed.status == 0, "\(timed)")
-        // Half the kills anywhere in the run, half in its last part, where the slot files are replaced.
         let whole = Int64(min(max(timed.elapsed, .milliseconds(30)), .milliseconds(800)) / .microseconds(1))
 
         let runEnv = try sb.environment(askpass: .correct).merging(env) { $1 }
@@ -118,21 +121,30 @@ struct DeviceKeySealTests {
         let start = clock.now
         var (done, killed, halfway) = (0, 0, 0)
         for i in 0..<24 {
-            if clock.now - start > .seconds(90) { break }
+            if clock.now - start > .seconds(120) { break }
             try reset()
-            let range = i % 2 == 0 ? 0...(whole * 12 / 10) : (whole * 8 / 10)...(whole * 11 / 10)
-            let delay = Duration.microseconds(Int64.random(in: range))
-            let run = KillRunner.run(Paths.vaultctl, ["device-key", "seal"], environment: runEnv,
+            let run: KilledRunResult
+            let what: String
+            if i % 3 != 2 {
+                let k = 1 + (i * 7) % slots.count  // 1…16 over the loop
+                let (r, seen) = KillRunner.run(Paths.vaultctl, ["device-key", "seal"], environment: runEnv,
+                                               killAtRename: k, in: "\(sb.stateFolder)/slots", atMost: .seconds(20),
+                                               scratch: sb.root)
+                (run, what) = (r, "iteration \(i), killed at slot file replacement \(k) (\(seen) seen)")
+            } else {
+                let delay = Duration.microseconds(Int64.random(in: 0...(whole * 12 / 10)))
+                run = KillRunner.run(Paths.vaultctl, ["device-key", "seal"], environment: runEnv,
                                      killAfter: delay, scratch: sb.root)
+                what = "iteration \(i), killed after \(delay)"
+            }
             done += 1
-            let what = "iteration \(i), killed after \(delay)"
             if run.killed { killed += 1 } else { #expect(run.status == 0, "\(what): \(run)") }
             // What the kernel's resource manager (/dev/tpmrm0) does when a process dies: swtpm has none,
             // so objects and sessions the killed run had loaded are flushed here.
             _ = tpm.tool("tpm2_flushcontext", ["-t"])
             _ = tpm.tool("tpm2_flushcontext", ["-l"])
             let versions = slots.map { Self.version(sb, $0.0) }
-            if versions.contains(2) && versions.contains(1) { halfway += 1 }
+            if run.killed && versions.contains(2) && versions.contains(1) { halfway += 1 }
             var intact = true
             for (name, secret) in slots {
                 let r = try sb.vaultctl(["read", name], overriding: env)
@@ -148,7 +160,7 @@ struct DeviceKeySealTests {
             let finish = try sb.vaultctl(["device-key", "seal"], overriding: env)
             #expect(finish.status == 0, "\(what): the second run: \(finish)")
             #expect(!Paths.exists("\(sb.stateFolder)/device.key"), "\(what)")
-            for (name, secret) in slots {
+            for (name, _) in slots {
                 #expect(Self.version(sb, name) == 2, "\(what), after finishing: \(name)")
             }
             for (name, secret) in [slots[0], slots[slots.count - 1]] {
@@ -159,6 +171,7 @@ struct DeviceKeySealTests {
         }
         #expect(done >= 8, "only \(done) iterations ran")
         #expect(killed > 0, "no seal was killed mid-way: the loop tested nothing")
+        #expect(halfway > 0, "no kill landed between the first and the last slot file replacement")
         print("device-key seal kill loop: \(done) runs, \(killed) killed, \(halfway) left a half-re-keyed set")
     }
 }

@@ -10,7 +10,7 @@ struct PasswordStdinOptionTests {
         let command = try #require(CommandTable.all.first { $0.kind == kind })
         let takes = command.options.contains { $0.name == CommandTable.passwordStdinOption.name }
         // `credential get` may ask PAM, but its standard input is git's credential description.
-        let expected = kind == .credentialGet ? false : kind.mayAskPAM
+        let expected = kind == .credentialGet || kind == .credentialErase ? false : kind.mayAskPAM
         #expect(takes == expected, "\(kind.rawValue)")
         #expect(command.synopsis.contains("--password-stdin") == expected, "the synopsis says so: \(command.synopsis)")
     }

@@ -7,6 +7,9 @@ import Testing
 /// The device key sealed by a real software TPM (swtpm on private sockets): store and read, what status
 /// says, the blobs as tpm2-tools see them, and every bad condition (another TPM, no TPM, a hung TPM,
 /// damaged blobs, lockout) refused with its exit code and nothing changed.
+///
+/// Only software TPMs are tested: no test here (or anywhere) runs against a real `/dev/tpmrm0`, which this
+/// machine and CI do not have; `withoutAKernelTPMTheDefaultIsTheMachineID` checks the default's fallback.
 @Suite("device key sealed by the TPM", .serialized)
 struct TPMDeviceKeyTests {
     /// `VAULTCTL_TPM2_TCTI` for a TPM.
@@ -190,7 +193,12 @@ struct TPMDeviceKeyTests {
         #expect(r.status == 69, "\(r)")
         #expect(r.stderr.contains("the TPM that sealed this key is not available") || r.stderr.contains("The TPM that sealed this key is not available"), "\(r.stderr)")
         #expect(r.elapsed < .seconds(5), "\(r.elapsed)")
+        #expect(r.stderr.split(separator: "\n").count == 1 && !r.stderr.contains("ERROR:") && !r.stderr.contains("WARNING:"),
+                "vaultctl's one line, and no tpm2-tss log lines on the terminal: \(r.stderr)")
         #expect(Self.snapshot(sb) == before)
+        // A TSS2_LOG the user set (to debug) is kept: then tpm2-tss says what it saw.
+        let logged = try sb.vaultctl(["read", name], overriding: Self.using(tpm).merging(["TSS2_LOG": "all+ERROR"]) { $1 })
+        #expect(logged.status == 69 && logged.stderr.contains("ERROR:tcti:"), "\(logged)")
         // No TPM configured at all (the variable unset, no /dev/tpmrm0 here): the same answer.
         let none = try sb.vaultctl(["read", name], overriding: ["VAULTCTL_TPM2_TCTI": "none"])
         #expect(none.status == 69 && none.stderr.contains("not available"), "\(none)")
@@ -282,8 +290,94 @@ struct TPMDeviceKeyTests {
         let before = Self.snapshot(sb)
         let env = try sb.environment(askpass: .correct).merging(Self.using(tpm)) { $1 }
         let r = ProcessRunner.run("\(lonely)/vaultctl", ["read", name], environment: env).droppingPAMWrapperNoise()
-        #expect(r.status == 69 && r.stderr.contains("vaultctl-tpm is not installed beside vaultctl"), "\(r)")
+        #expect(r.status == 69, "\(r)")
+        #expect(r.stderr.contains("The TPM helper vaultctl-tpm is missing: it was looked for at \(lonely)/vaultctl-tpm"), "\(r.stderr)")
+        #expect(!r.stderr.contains("Start or attach"), "the TPM is fine; the helper is what is missing: \(r.stderr)")
         #expect(Self.snapshot(sb) == before)
+        // A new vault cannot seal a key without it either: the same words, 69.
+        let fresh = try Sandbox()
+        let freshEnv = try fresh.environment(askpass: .correct).merging(Self.using(tpm)) { $1 }
+        let s2 = ProcessRunner.run("\(lonely)/vaultctl", ["store", name], environment: freshEnv, stdin: .bytes([1]))
+        #expect(s2.status == 69 && s2.stderr.contains("looked for at \(lonely)/vaultctl-tpm"), "\(s2)")
+    }
+
+    /// A helper that others could replace is never run (it would be handed the seed): 78, with what is wrong.
+    @Test func aHelperOthersCouldReplaceIsRefusedWith78() throws {
+        let tpm = try SoftwareTPM.start()
+        defer { tpm.stop() }
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("trust")
+        let secret = TestData.textSecret(name)
+        let s = try sb.vaultctl(["store", name], stdin: .bytes(secret), overriding: Self.using(tpm))
+        try #require(s.status == 0, "\(s)")
+        // vaultctl with a helper that notes each run, then runs the real one.
+        let folder = try Fixtures.makeFolder("trust")
+        let ran = "\(folder)-ran"
+        let cp = ProcessRunner.run(Paths.tool("cp"), [Paths.vaultctl, "\(folder)/vaultctl"], environment: Fixtures.baseEnvironment)
+        try #require(cp.status == 0, "\(cp)")
+        let helper = "\(folder)/vaultctl-tpm"
+        let script = "#!/bin/sh\necho ran >> '\(ran)'\nexec '\(Paths.folder(of: Paths.vaultctl))/vaultctl-tpm' \"$@\"\n"
+        try #require(FileText.write(helper, script, mode: 0o755) && chmod(helper, 0o755) == 0 && chmod(folder, 0o755) == 0)
+        let env = try sb.environment(askpass: .correct).merging(Self.using(tpm)) { $1 }
+        func read() -> ProcessResult {
+            ProcessRunner.run("\(folder)/vaultctl", ["read", name], environment: env).droppingPAMWrapperNoise()
+        }
+        let before = Self.snapshot(sb)
+        let cases: [(String, () -> Void, () -> Void, String)] = [
+            ("group-writable helper", { chmod(helper, 0o775) }, { chmod(helper, 0o755) }, "writable by its group or others (mode 775)"),
+            ("world-writable helper", { chmod(helper, 0o757) }, { chmod(helper, 0o755) }, "writable by its group or others (mode 757)"),
+            ("world-writable folder", { chmod(folder, 0o777) }, { chmod(folder, 0o755) }, "its folder \(folder) is writable by its group or others"),
+            ("helper owned by another user", { chown(helper, 65534, 65534) }, { chown(helper, getuid(), getgid()) }, "is owned by uid 65534"),
+        ]
+        for (what, spoil, mend, words) in cases {
+            spoil()
+            let r = read()
+            #expect(r.status == 78, "\(what): \(r)")
+            #expect(r.stderr.contains("Refusing \(helper)") && r.stderr.contains(words), "\(what): \(r.stderr)")
+            #expect(r.stdout.isEmpty && !Paths.exists(ran), "\(what): the helper never ran")
+            #expect(Self.snapshot(sb) == before, "\(what)")
+            mend()
+        }
+        // A link to a helper in a folder others can write is judged by where it leads.
+        let shared = try Fixtures.makeFolder("shared")
+        try #require(chmod(shared, 0o777) == 0 && rename(helper, "\(shared)/vaultctl-tpm") == 0)
+        try #require(symlink("\(shared)/vaultctl-tpm", helper) == 0)
+        let linked = read()
+        #expect(linked.status == 78 && linked.stderr.contains("its folder \(shared) is writable"), "\(linked)")
+        #expect(!Paths.exists(ran))
+        // Made safe again, the same helper runs and the value reads.
+        unlink(helper)
+        try #require(rename("\(shared)/vaultctl-tpm", helper) == 0)
+        let ok = read()
+        #expect(ok.status == 0 && ok.stdout == secret, "\(ok)")
+        #expect(Paths.exists(ran))
+    }
+
+    /// `VAULTCTL_TPM2_TCTI` unset: the default is the kernel's `/dev/tpmrm0`; where there is none (as on
+    /// this machine and CI), the device key is bound to the machine id and every status says so.
+    @Test(.enabled(if: access(TPMChoiceDefaults.kernelDevice, F_OK) != 0, "this machine has a kernel TPM"))
+    func withoutAKernelTPMTheDefaultIsTheMachineID() throws {
+        let sb = try Sandbox()
+        var env = try sb.environment(askpass: .correct)
+        env.removeValue(forKey: "VAULTCTL_TPM2_TCTI")
+        func run(_ args: [String], stdin: Stdin = .null) -> ProcessResult {
+            ProcessRunner.run(Paths.vaultctl, args, environment: env, stdin: stdin).droppingPAMWrapperNoise()
+        }
+        let name = sb.uniqueSlot("default")
+        let secret = TestData.textSecret(name)
+        let s = run(["store", name, "--mode", "device"], stdin: .bytes(secret))
+        try #require(s.status == 0, "\(s)")
+        #expect(Paths.exists("\(sb.stateFolder)/device.key") && !Paths.exists("\(sb.stateFolder)/device.tpm2"))
+        let st = run(["status", name, "--json"])
+        #expect(st.status == 0 && st.stdoutText.contains(#""binding":"machine-id""#), "\(st)")
+        #expect(st.stdoutText.contains("bound to this machine's id"), "\(st)")
+        let ks = run(["device-key", "status"])
+        #expect(ks.status == 0 && ks.stdoutText.hasPrefix("machine-id:"), "\(ks)")
+        #expect(ks.stdoutText.contains("There is no TPM to move it under") && ks.stdoutText.contains("/dev/tpmrm0 cannot be opened"), "\(ks)")
+        let seal = run(["device-key", "seal"])
+        #expect(seal.status == 69 && seal.stderr.contains("no TPM is configured here"), "\(seal)")
+        let r = run(["read", name])
+        #expect(r.status == 0 && r.stdout == secret, "\(r)")
     }
 
     @Test func dictionaryAttackLockoutIs75WithTheTimeToWait() throws {
@@ -322,6 +416,11 @@ struct TPMDeviceKeyTests {
         let back = try sb.vaultctl(["read", name], overriding: Self.using(tpm))
         #expect(back.status == 0, "\(back)")
     }
+}
+
+/// The default TPM device, as vaultctl's `TPMChoice` names it.
+enum TPMChoiceDefaults {
+    static let kernelDevice = "/dev/tpmrm0"
 }
 
 extension Array where Element == UInt8 {

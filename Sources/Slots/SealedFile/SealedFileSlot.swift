@@ -60,6 +60,13 @@ public struct SealedFileSlot: Slot {
         return h.version == SealedFileFormat.tpmVersion ? DeviceKeyBinding.tpm2.rawValue : DeviceKeyBinding.machineID.rawValue
     }
 
+    /// A hash of the slot's sealed file: every write seals with a fresh nonce (and, under the TPM key, a
+    /// fresh file key), so a new value, or the same one sealed again, gives another tag. Reads the file only.
+    public func storedTag(of name: SlotName) -> [UInt8]? {
+        guard case .holds = holding(name), let file = try? sealedFile(name) else { return nil }
+        return (Array("vaultctl stored tag v1\0".utf8) + file).withUnsafeBytes { Sodium.publicHash(count: 32, message: $0) }
+    }
+
     private var missingKey: SlotError {
         .tampered(path: "\(folder)/\(DeviceKey.fileName)", detail: "the device key is missing, so no sealed file can open")
     }

@@ -74,8 +74,12 @@ struct TPMDeviceKey {
                 throw TPMFailure.failed("the TPM unsealed other bytes than it sealed")
             }
         } catch {
-            if case .lockout(let seconds) = error { throw .tpmLockout(seconds: seconds) }
-            throw .tpmCannotSeal(detail: describe(error, tpm: tpm))
+            switch error {
+            case .lockout(let seconds): throw .tpmLockout(seconds: seconds)
+            case .helperMissing(let helper): throw .tpmHelperMissing(path: helper)
+            case .helperUntrusted(let helper, let why): throw .unsafePermissions(path: helper, detail: why)
+            default: throw .tpmCannotSeal(detail: describe(error, tpm: tpm))
+            }
         }
         let publicKey = Sodium.boxKeyPair(seed: seed).publicKey
         let file = magic + machine.tag + publicKey + blob
@@ -108,6 +112,8 @@ struct TPMDeviceKey {
         case .foreign: return .tpmForeign(path: path)
         case .lockout(let seconds): return .tpmLockout(seconds: seconds)
         case .damaged(let why): return .tampered(path: path, detail: why)
+        case .helperMissing(let helper): return .tpmHelperMissing(path: helper)
+        case .helperUntrusted(let helper, let why): return .unsafePermissions(path: helper, detail: why)
         case .unavailable, .refused, .failed: return .tpmUnavailable(path: path, detail: describe(failure, tpm: tpm))
         }
     }
@@ -118,6 +124,8 @@ struct TPMDeviceKey {
         case .unavailable(let why), .failed(let why), .damaged(let why): return why
         case .foreign: return "the key was sealed by another TPM"
         case .lockout: return "the TPM is in dictionary-attack lockout"
+        case .helperMissing(let helper): return "the TPM helper is missing at \(helper)"
+        case .helperUntrusted(let helper, let why): return "the TPM helper \(helper) is not trusted: \(why)"
         case .refused(let code, let what):
             if code & 0xFFF == 0x902 || code & 0xFFF == 0x903 {  // TPM2_RC_OBJECT_MEMORY, SESSION_MEMORY
                 return "the TPM at \(tpm.tcti) is out of memory for objects or sessions when asked to \(what) (without a resource manager such as /dev/tpmrm0, what a killed program loaded stays loaded; tpm2_flushcontext -t and -l free it)"

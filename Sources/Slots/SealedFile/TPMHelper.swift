@@ -18,6 +18,10 @@ public enum TPMFailure: Error, Equatable, Sendable {
     case refused(code: UInt32, what: String)
     /// Anything else that went wrong.
     case failed(String)
+    /// The helper is not at this path (found by vaultctl itself; the helper never says it).
+    case helperMissing(path: String)
+    /// The helper at this path may not be trusted with the seed: why (found by vaultctl itself).
+    case helperUntrusted(path: String, why: String)
 
     /// The one line the helper prints for this failure (tab-separated, no secret in it; each text is made
     /// one line of its own, so a TCTI string with a tab or newline in it cannot shift the fields).
@@ -30,6 +34,8 @@ public enum TPMFailure: Error, Equatable, Sendable {
         case .damaged(let why): return "damaged\t\(text(why))"
         case .refused(let code, let what): return "refused\t\(code)\t\(text(what))"
         case .failed(let why): return "failed\t\(text(why))"
+        case .helperMissing(let path): return "failed\tthe TPM helper is missing at \(text(path))"
+        case .helperUntrusted(let path, let why): return "failed\tthe TPM helper \(text(path)) is not trusted: \(text(why))"
         }
     }
 
@@ -56,8 +62,9 @@ public enum TPMFailure: Error, Equatable, Sendable {
 /// Why a helper: tpm2-tss's ESAPI pulls in libcrypto, and loading it (and libtss2-sys) cost every vaultctl
 /// command about 2 ms of start-up, TPM or not; now only a command that seals or unseals pays it, in a
 /// process of its own. The helper is the file `vaultctl-tpm` beside the running `vaultctl` (the same
-/// folder, so it is as trusted as vaultctl itself); the seed crosses only the pipes between the two, never
-/// argv or the environment. Everything is bounded: the helper gives up on the TPM after 5 s and says so, and
+/// folder), run only when it is as safe as vaultctl itself: a regular file owned by root or this user and
+/// writable by nobody else, in a folder likewise (as sudo and sshd judge what they run; see `distrust`).
+/// The seed crosses only the pipes between the two, never argv or the environment. Everything is bounded: the helper gives up on the TPM after 5 s and says so, and
 /// is killed if it has not finished within `deadlineSeconds`.
 enum TPMHelper {
     static let fileName = "vaultctl-tpm"
@@ -86,10 +93,46 @@ enum TPMHelper {
         return "\(exe[..<slash])/\(fileName)"
     }
 
-    private static func run(_ operation: String, tcti: String, input: UnsafeRawBufferPointer) throws(TPMFailure) -> SecretBytes {
-        guard let helper = path, access(helper, X_OK) == 0 else {
-            throw .unavailable("the TPM helper \(fileName) is not installed beside vaultctl")
+    /// Why the helper at `path` may not be run, or nil when it may. The file (after symbolic links) must be
+    /// a regular, executable file owned by root or this user that neither its group nor others can write;
+    /// the folder it is in, and the folder of the name vaultctl found, must be owned likewise and writable
+    /// by nobody else. Anyone who could replace the helper would be handed the device key's seed.
+    static func distrust(_ path: String) -> String? {
+        let me = getuid()
+        func owner(_ st: stat) -> Bool { st.st_uid == 0 || st.st_uid == me }
+        guard let resolved = realpath(path, nil) else { return "it cannot be resolved (\(String(cString: strerror(errno))))" }
+        let file = String(cString: resolved)
+        free(resolved)
+        var st = stat()
+        guard stat(file, &st) == 0 else { return "it cannot be examined (\(String(cString: strerror(errno))))" }
+        guard st.st_mode & S_IFMT == S_IFREG else { return "\(file) is not a regular file" }
+        guard owner(st) else { return "\(file) is owned by uid \(st.st_uid), not by root or you" }
+        guard st.st_mode & 0o022 == 0 else {
+            return "\(file) is writable by its group or others (mode \(String(st.st_mode & 0o7777, radix: 8))); run chmod go-w on it"
         }
+        guard access(file, X_OK) == 0 else { return "\(file) is not executable" }
+        var folders = [SecureFile.parent(of: file)]
+        if SecureFile.parent(of: path) != folders[0] { folders.append(SecureFile.parent(of: path)) }
+        for folder in folders {
+            guard stat(folder, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else { return "its folder \(folder) cannot be examined" }
+            guard owner(st) else { return "its folder \(folder) is owned by uid \(st.st_uid), not by root or you" }
+            guard st.st_mode & 0o022 == 0 else {
+                return "its folder \(folder) is writable by its group or others (mode \(String(st.st_mode & 0o7777, radix: 8))), so another user could replace it"
+            }
+        }
+        return nil
+    }
+
+    private static func run(_ operation: String, tcti: String, input: UnsafeRawBufferPointer) throws(TPMFailure) -> SecretBytes {
+        guard let helper = path else {
+            throw .helperMissing(path: "\(fileName) beside vaultctl (the running program's path could not be read)")
+        }
+        var st = stat()
+        guard stat(helper, &st) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { throw .helperMissing(path: helper) }
+            throw .helperUntrusted(path: helper, why: "it cannot be examined (\(String(cString: strerror(errno))))")
+        }
+        if let why = distrust(helper) { throw .helperUntrusted(path: helper, why: why) }
         guard let toHelper = ChildSpawn.pipe() else { throw .failed("could not make a pipe to the TPM helper") }
         guard let fromHelper = ChildSpawn.pipe() else {
             close(toHelper.read); close(toHelper.write)

@@ -1,29 +1,60 @@
 import Slots
 
 extension Vault {
-    /// Whether slot `name` holds exactly `candidate`, compared in constant time inside this process; the
-    /// stored value is never returned. Not gated: it answers only "this one?" for a value the caller
-    /// already has (git's `erase` names the password that failed), which tells a same-user process nothing
-    /// it could not read from the device files or an unlocked collection itself. nil when the slot is empty.
-    public func holds(_ name: SlotName, exactly candidate: SecretBytes) throws(VaultError) -> Bool? {
-        try steadily { () throws(VaultError) -> Bool? in try holdsLocked(name, exactly: candidate) }
-    }
-
-    private func holdsLocked(_ name: SlotName, exactly candidate: SecretBytes) throws(VaultError) -> Bool? {
-        let mode: SlotMode
-        switch try loadMode(name) {
-        case .none: return nil
-        case .mode(let m, _): mode = m
-        case .unknown(let error):
-            switch error {
-            case .serviceUnavailable, .locked: throw .couldNotLook(name, error)
-            default: throw .slot(error)
+    /// git's `erase`: deletes each of `names` that holds exactly `password` (compared in constant time
+    /// inside this process; no stored value is returned), or each that holds a value when `password` is
+    /// nil. Returns the names deleted.
+    ///
+    /// Comparing reads the stored values, and a read of a device slot opens the device key (with a TPM, an
+    /// unseal): so it passes the presence gate first, once for all the names, and only when one of them
+    /// holds a value. Without a password nothing is read.
+    public func eraseCredential(_ names: [SlotName], matching password: SecretBytes?) throws(VaultError) -> [SlotName] {
+        var held: [(name: SlotName, mode: SlotMode)] = []
+        try steadily { () throws(VaultError) in
+            for name in names {
+                switch try loadMode(name) {
+                case .none: continue
+                case .mode(let m, _): held.append((name, m))
+                case .unknown(let error):
+                    switch error {
+                    case .serviceUnavailable, .locked: throw .couldNotLook(name, error)
+                    default: throw .slot(error)
+                    }
+                }
             }
         }
+        guard !held.isEmpty else { return [] }
+        var erased: [SlotName] = []
+        if let password {
+            try gate.verify(reason: "erase the credential git rejected (\(held.map { "'\($0.name)'" }.joined(separator: ", ")))")
+            for (name, mode) in held {
+                let same = try steadily { () throws(VaultError) -> Bool in try holds(name, in: mode, exactly: password) }
+                guard same else { continue }
+                do { _ = try delete(name) } catch {
+                    if case .slot(.empty) = error { continue }
+                    throw error
+                }
+                erased.append(name)
+            }
+            return erased
+        }
+        for (name, _) in held {
+            do { _ = try delete(name) } catch {
+                if case .slot(.empty) = error { continue }
+                throw error
+            }
+            erased.append(name)
+        }
+        return erased
+    }
+
+    /// Whether `name`, found in `mode` before the prompt, holds exactly `candidate` (the caller passed the
+    /// gate and holds the change lock shared); false when it is gone.
+    private func holds(_ name: SlotName, in mode: SlotMode, exactly candidate: SecretBytes) throws(VaultError) -> Bool {
         let stored: SecretBytes
-        do { stored = try slot(mode).read(name) } catch {
-            if case .empty = error { return nil }
-            throw .slot(error)
+        do { stored = try readAfterGate(name, from: mode) } catch {
+            if case .slot(.empty) = error { return false }
+            throw error
         }
         return stored.constantTimeEquals(candidate)
     }

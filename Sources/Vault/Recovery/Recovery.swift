@@ -14,8 +14,10 @@ extension Vault {
         return try store(RecoveryCode.slot, code, mode: mode)
     }
 
-    /// Location status plus the copied mark, checked against the code in the slot (read inside this
-    /// process, never shown, no prompt).
+    /// Location status plus the copied mark. Nothing is decrypted and no device key is opened (a status
+    /// needs no PAM, so it must not unseal): a device-slot code is judged by its sealed file's public tag,
+    /// which the mark recorded when the person confirmed. A sync-slot code has no such tag; it is compared
+    /// inside this process (never shown, no prompt), which opens no device key and asks no TPM.
     public func recoveryStatus(mark: CopiedMark) throws(VaultError) -> RecoveryStatus {
         let location = try status(RecoveryCode.slot)
         switch location.state {
@@ -24,23 +26,31 @@ extension Vault {
         case .unknown:
             return RecoveryStatus(location: location, copied: nil)
         case .inSlot, .cannotLeaveDevice:
-            guard let mode = location.mode, let code = try? slot(mode).read(RecoveryCode.slot) else {
+            guard let mode = location.mode else { return RecoveryStatus(location: location, copied: nil) }
+            if let tag = slot(mode).storedTag(of: RecoveryCode.slot) {
+                return RecoveryStatus(location: location, copied: try mark.matches(storedTag: tag))
+            }
+            guard mode == .sync, let code = try? slot(mode).read(RecoveryCode.slot) else {
                 return RecoveryStatus(location: location, copied: nil)
             }
             return RecoveryStatus(location: location, copied: try mark.matches(code))
         }
     }
 
-    /// Sets the copied mark for the code now in the slot. The person confirms they wrote it down; no
-    /// secret is shown, so no authentication is needed.
+    /// Sets the copied mark for the code now in the slot. The mark is bound to the code itself (a keyed
+    /// fingerprint) and to its stored form, so reading the code is needed: that read passes the presence
+    /// gate (fresh PAM) like any other, after the checks that need no prompt (no code, a locked one).
     public func confirmRecoveryCopied(mark: CopiedMark) throws(VaultError) {
-        let code = try steadily { () throws(VaultError) -> SecretBytes in
-            let (mode, locked) = try locate(RecoveryCode.slot)
-            if locked {
-                throw .slot(.lockedValue("the recovery code"))
-            }
-            do throws(SlotError) { return try slot(mode).read(RecoveryCode.slot) } catch { throw .slot(error) }
+        let (mode, locked) = try steadily { () throws(VaultError) in try locate(RecoveryCode.slot) }
+        if locked && !slot(mode).canAskToUnlock {
+            throw .slot(.lockedValue("the recovery code"))
         }
-        try mark.set(for: code)
+        try gate.verify(reason: "mark the recovery code as written down")
+        let (code, tag) = try steadily { () throws(VaultError) -> (SecretBytes, [UInt8]?) in
+            let code = try readAfterGate(RecoveryCode.slot, from: mode)
+            let now = (try? locate(RecoveryCode.slot))?.mode ?? mode
+            return (code, slot(now).storedTag(of: RecoveryCode.slot))
+        }
+        try mark.set(for: code, storedTag: tag)
     }
 }

@@ -6,7 +6,8 @@ import Vault
 
 /// `vaultctl credential get|store|erase`: git's credential helper protocol over the vault. `get` is a gated
 /// read and prints only `username` and `password`; `store` keeps git's password in the credential's slot;
-/// `erase` deletes it only when it holds the password git rejected.
+/// `erase` deletes it only when it holds the password git rejected (a comparison that reads the value, so
+/// it asks PAM first, as `get` does).
 enum CredentialCommand {
     static func get(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let request = try readRequest()
@@ -57,16 +58,9 @@ enum CredentialCommand {
         } else {
             names = try candidates(scheme: scheme, host: host, vault).map(\.name)
         }
-        for name in names {
-            do {
-                if let password = request.password {
-                    guard try vault.holds(name, exactly: password) == true else { continue }
-                }
-                _ = try vault.delete(name)
-            } catch {
-                if case .slot(.empty) = error { continue }
-                throw ErrorReport.failure(error)
-            }
+        context.auditedSlot = names.first
+        do { _ = try vault.eraseCredential(names, matching: request.password) } catch {
+            throw ErrorReport.failure(error)
         }
     }
 

@@ -112,7 +112,8 @@ extension SlotError {
     var path: String? {
         switch self {
         case .foreignMachine(let path), .wrongSlot(let path, _), .tampered(let path, _),
-             .unsafePermissions(let path, _), .io(let path, _, _), .tpmUnavailable(let path, _), .tpmForeign(let path):
+             .unsafePermissions(let path, _), .io(let path, _, _), .tpmUnavailable(let path, _), .tpmForeign(let path),
+             .tpmHelperMissing(let path):
             return path
         case .empty, .badSecretSize, .serviceUnavailable, .locked, .promptUnanswered, .tpmLockout, .tpmCannotSeal:
             return nil

@@ -14,6 +14,9 @@ final class FakeSlot: Slot, @unchecked Sendable {
     private let log: OperationLog
     private let lock = NSLock()
     private var values: [SlotName: SecretBytes] = [:]
+    /// The device fake's stored tags, new at each write (as a sealed file's); the sync fake has none, as
+    /// the Secret Service slot has none.
+    private var tags: [SlotName: [UInt8]] = [:]
     private var _unavailable: SlotError?
     private var _isLocked = false
     private var _writeError: SlotError?
@@ -81,7 +84,10 @@ final class FakeSlot: Slot, @unchecked Sendable {
     /// Puts a value in place as test set-up.
     func seed(_ name: SlotName, _ text: String) {
         let copy = SecretBytes.text(text)
-        locked { values[name] = copy }
+        locked {
+            values[name] = copy
+            tags[name] = Self.newTag()
+        }
     }
 
     /// The value held for `name` as text, or nil.
@@ -122,6 +128,7 @@ final class FakeSlot: Slot, @unchecked Sendable {
             if let error = _unavailable ?? _writeError { return .failure(error) }
             if _isLocked { return .failure(.locked("the fake collection is locked")) }
             values[name] = copy
+            tags[name] = Self.newTag()
             return .success(())
         }
         try logged("write", name, outcome)
@@ -151,6 +158,17 @@ final class FakeSlot: Slot, @unchecked Sendable {
             throw error
         }
     }
+
+    func storedTag(of name: SlotName) -> [UInt8]? {
+        let answer: [UInt8]? = locked {
+            guard mode == .device, _unavailable == nil, values[name] != nil else { return nil }
+            return tags[name]
+        }
+        log.note("\(mode.rawValue).storedTag \(name)")
+        return answer
+    }
+
+    private static func newTag() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
 
     func place(of name: SlotName) -> String? {
         let answer: String? = locked { values[name] == nil ? nil : _placeDescription }

@@ -126,16 +126,68 @@ import Slots
         #expect(status.copied == true)
     }
 
-    @Test func recoveryStatusAndConfirmNeverCallTheGateAndNeverWriteASlot() throws {
+    @Test(arguments: SlotMode.allCases)
+    func statusNeverCallsTheGateAndNeverWritesASlot(mode: SlotMode) throws {
+        _ = try f.vault.generateRecoveryCode(mode: mode)
+        try f.vault.confirmRecoveryCopied(mark: mark)
+        f.log.reset()
+        let calls = f.gate.calls
+
+        _ = try f.vault.recoveryStatus(mark: mark)
+
+        #expect(f.gate.calls == calls)
+        #expect(f.log.changes.isEmpty)
+    }
+
+    @Test func statusOfADeviceCodeReadsNoValue() throws {
+        _ = try f.vault.generateRecoveryCode(mode: .device)
+        try f.vault.confirmRecoveryCopied(mark: mark)
+        f.log.reset()
+
+        let status = try f.vault.recoveryStatus(mark: mark)
+
+        #expect(status.copied == true)
+        #expect(!f.log.entries.contains { $0.hasPrefix("device.read") }, "judged by the stored tag: \(f.log.entries)")
+    }
+
+    @Test func aDeviceCodeSealedAgainReadsAsNotMarked() throws {
+        _ = try f.vault.generateRecoveryCode(mode: .device)
+        try f.vault.confirmRecoveryCopied(mark: mark)
+        let code = try #require(f.device.value(of: code))
+
+        try f.device.write(self.code, SecretBytes.text(code))  // the same code, written again
+
+        #expect(try f.vault.recoveryStatus(mark: mark).copied == false)
+    }
+
+    @Test func aMarkWithoutAStoredTagDoesNotCountForADeviceCode() throws {
+        _ = try f.vault.generateRecoveryCode(mode: .device)
+        let code = try #require(f.device.value(of: code))
+        try mark.set(for: SecretBytes.text(code))  // as a mark from before stored tags, or for a sync code
+
+        #expect(try f.vault.recoveryStatus(mark: mark).copied == false)
+    }
+
+    @Test func confirmPassesTheGateOnceAndWritesNoSlot() throws {
         _ = try f.vault.generateRecoveryCode(mode: .sync)
         f.log.reset()
 
-        _ = try f.vault.recoveryStatus(mark: mark)
         try f.vault.confirmRecoveryCopied(mark: mark)
-        _ = try f.vault.recoveryStatus(mark: mark)
 
-        #expect(f.gate.calls == 0)
+        #expect(f.gate.calls == 1)
         #expect(f.log.changes.isEmpty)
+    }
+
+    @Test func aRefusedGateMarksNothing() throws {
+        _ = try f.vault.generateRecoveryCode(mode: .device)
+        f.gate.passes = false
+        f.log.reset()
+
+        #expect(throws: VaultError.self) { try f.vault.confirmRecoveryCopied(mark: mark) }
+
+        #expect(!f.log.entries.contains { $0.hasPrefix("device.read") }, "nothing read after a refusal: \(f.log.entries)")
+        f.gate.passes = true
+        #expect(try f.vault.recoveryStatus(mark: mark).copied == false)
     }
 
     // MARK: confirmRecoveryCopied refusals

@@ -66,7 +66,23 @@ struct ManPageTests {
             #expect(page.contains(file), "\(file)")
         }
         #expect(page.contains("does not stop anyone who can run code as you"), "the device binding's limit")
-        #expect(page.contains("With a TPM (binding tpm2"), "what the TPM binding stops and does not")
+        // man justifies lines with extra spaces: compare with runs of spaces made one.
+        let words = page.replacingOccurrences(of: " {2,}", with: " ", options: .regularExpression)
+        #expect(words.contains("With a TPM (binding tpm2"), "what the TPM binding stops and does not")
+    }
+
+    /// The exit codes' meanings on the page name the TPM's outcomes (69, 65, 75) and an unsafe helper (78).
+    @Test func exitStatusNamesTheTPMOutcomes() throws {
+        let sb = try Sandbox()
+        let source = try sb.vaultctl(["help", "--man"]).stdoutText.replacingOccurrences(of: "\\-", with: "-")
+        let section = try #require(source.components(separatedBy: ".SH EXIT STATUS\n").last?.components(separatedBy: ".SH ").first)
+        func meaning(_ code: Int) -> String {
+            section.components(separatedBy: ".B \(code)\n").last?.components(separatedBy: ".TP").first ?? ""
+        }
+        #expect(meaning(69).contains("the TPM that sealed the device key is not available") && meaning(69).contains("vaultctl-tpm helper is missing"), "\(meaning(69))")
+        #expect(meaning(65).contains("sealed to another TPM or its TPM blobs damaged"), "\(meaning(65))")
+        #expect(meaning(75).contains("dictionary-attack lockout, with the time to wait"), "\(meaning(75))")
+        #expect(meaning(78).contains("vaultctl-tpm helper others could replace"), "\(meaning(78))")
     }
 
     @Test func manWithATopicIs64() throws {

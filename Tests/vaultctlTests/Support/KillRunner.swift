@@ -53,6 +53,18 @@ enum KillRunner {
     private static func runOnce(_ executable: String, _ arguments: [String], environment: [String: String],
                                 killAfter delay: Duration, scratch: String,
                                 sourceLocation: SourceLocation) -> KilledRunResult {
+        runOnce(executable, arguments, environment: environment, scratch: scratch, sourceLocation: sourceLocation) { _ in
+            let (seconds, attoseconds) = delay.components
+            var pause = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+            var rest = timespec()
+            while nanosleep(&pause, &rest) != 0 && errno == EINTR { pause = rest }
+        }
+    }
+
+    /// Starts the program, calls `waitBeforeKill` with its pid, then kills it unless it has exited.
+    private static func runOnce(_ executable: String, _ arguments: [String], environment: [String: String],
+                                scratch: String, sourceLocation: SourceLocation,
+                                waitBeforeKill: (pid_t) -> Void) -> KilledRunResult {
         if environment["LD_PRELOAD"] != nil { PamWrapperDirs.sweepStale() }
         let outPath = "\(scratch)/killed.stdout"
         let errPath = "\(scratch)/killed.stderr"
@@ -91,10 +103,7 @@ enum KillRunner {
             return KilledRunResult(killed: false, status: 127, stdout: [], stderr: "")
         }
 
-        let (seconds, attoseconds) = delay.components
-        var pause = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-        var rest = timespec()
-        while nanosleep(&pause, &rest) != 0 && errno == EINTR { pause = rest }
+        waitBeforeKill(pid)
 
         var status: Int32 = 0
         if waitpid(pid, &status, WNOHANG) != pid {
@@ -109,5 +118,49 @@ enum KillRunner {
                                stdout: FileBytes.read(outPath) ?? [],
                                stderr: (FileText.read(errPath) ?? "").split(separator: "\n", omittingEmptySubsequences: false)
                                    .filter { !$0.hasPrefix("PWRAP_") }.joined(separator: "\n"))
+    }
+
+    /// Starts a program and kills it (as `run` does) the moment the `count`-th file is renamed into
+    /// `folder` (an inotify `IN_MOVED_TO` for a name not starting with `.tmp-`: an atomic replace landing),
+    /// or after `atMost`, or when it exits first. So the kill lands at a point chosen from the program's
+    /// observed progress, not from a guess of its timing; it may still get a little further before the
+    /// signal arrives. `renamesSeen` in the result says how many renames the kill followed.
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String],
+                    killAtRename count: Int, in folder: String, atMost: Duration, scratch: String,
+                    sourceLocation: SourceLocation = #_sourceLocation) -> (result: KilledRunResult, renamesSeen: Int) {
+        let watch = inotify_init1(Int32(0o2000000 | 0o4000))  // IN_CLOEXEC | IN_NONBLOCK
+        guard watch >= 0, inotify_add_watch(watch, folder, 0x0000_0080 /* IN_MOVED_TO */) >= 0 else {
+            Issue.record("inotify on \(folder) failed: \(String(cString: strerror(errno)))", sourceLocation: sourceLocation)
+            if watch >= 0 { close(watch) }
+            return (KilledRunResult(killed: false, status: 127, stdout: [], stderr: ""), 0)
+        }
+        defer { close(watch) }
+        var seen = 0
+        let result = runOnce(executable, arguments, environment: environment, scratch: scratch,
+                             sourceLocation: sourceLocation) { pid in
+            let deadline = ContinuousClock.now + atMost
+            var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+            while seen < count, ContinuousClock.now < deadline {
+                if hasExited(pid) { return }
+                var poller = pollfd(fd: watch, events: Int16(POLLIN), revents: 0)
+                guard poll(&poller, 1, 5) > 0 else { continue }
+                let n = buffer.withUnsafeMutableBytes { read(watch, $0.baseAddress, $0.count) }
+                guard n > 0 else { continue }
+                var at = 0
+                while at + 16 <= n {  // struct inotify_event: wd, mask, cookie, len, then the name
+                    let length = buffer.withUnsafeBytes { Int($0.load(fromByteOffset: at + 12, as: UInt32.self)) }
+                    let name = String(decoding: buffer[(at + 16)..<min(n, at + 16 + length)].prefix { $0 != 0 }, as: UTF8.self)
+                    if !name.hasPrefix(".tmp-") { seen += 1 }
+                    at += 16 + length
+                }
+            }
+        }
+        return (result, seen)
+    }
+
+    /// Whether `pid` (a child not yet waited for) has exited: a zombie, state Z in /proc/PID/stat.
+    private static func hasExited(_ pid: pid_t) -> Bool {
+        guard let stat = FileText.read("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return true }
+        return stat[stat.index(after: close)...].hasPrefix(" Z")
     }
 }
