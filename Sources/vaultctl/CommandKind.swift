@@ -47,22 +47,35 @@ enum CommandKind: String, CaseIterable, Sendable {
         }
     }
 
-    /// Whether the command may ask PAM, and so takes `--password-stdin` (the command table adds it). `store`
-    /// never asks and reads the secret itself from standard input.
+    /// Whether the command may ask PAM, and so takes `--password-stdin` (the command table adds it). `store`,
+    /// `delete` and `recovery generate` ask only when a value would be lost.
     var mayAskPAM: Bool {
         switch self {
-        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock, .deviceKeySeal, .credentialGet:
+        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock, .deviceKeySeal, .credentialGet,
+             .store, .delete, .recoveryGenerate:
             return true
-        case .store, .delete, .list, .status, .recoveryGenerate, .recoveryStatus, .recoveryConfirmCopied,
+        case .list, .status, .recoveryStatus, .recoveryConfirmCopied,
              .lock, .log, .policyCheck, .help, .deviceKeyStatus, .completion, .credentialStore, .credentialErase:
             return false
         }
     }
 
     /// Whether `--password-stdin` is offered: `credential get` may ask PAM, but its standard input is git's
-    /// credential description.
-    var takesPasswordStdin: Bool { mayAskPAM && self != .credentialGet }
+    /// credential description; `store`'s carries the new secret.
+    var takesPasswordStdin: Bool { mayAskPAM && self != .credentialGet && self != .store }
 
-    /// Whether the command leaves a line in the audit log: every gated command, and lock.
-    var isAudited: Bool { mayAskPAM || self == .lock }
+    /// Whether the command changes what the vault holds or allows (each change leaves an audit line).
+    var isChange: Bool {
+        switch self {
+        case .store, .delete, .move, .recoveryGenerate, .recoveryConfirmCopied, .allowSupply, .lock, .unlock,
+             .deviceKeySeal:
+            return true
+        case .read, .list, .status, .recoveryShow, .recoveryStatus, .supply, .askpass, .log, .policyCheck, .help,
+             .deviceKeyStatus, .completion, .credentialGet, .credentialStore, .credentialErase:
+            return false
+        }
+    }
+
+    /// Whether the command leaves a line in the audit log: every gated command, and every change.
+    var isAudited: Bool { mayAskPAM || isChange }
 }
