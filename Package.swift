@@ -13,12 +13,13 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium",
                        providers: [.apt(["libsodium-dev"])]),
-        .systemLibrary(name: "CPAM", pkgConfig: "pam",
-                       providers: [.apt(["libpam0g-dev"])]),
-        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd",  // sd-bus, for the Secret Service
-                       providers: [.apt(["libsystemd-dev"])]),
-        .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt",  // the Secret Service session encryption
-                       providers: [.apt(["libgcrypt20-dev"])]),
+        .systemLibrary(name: "CPAM"),  // headers only (Debian libpam0g-dev): loaded at the first authentication
+        // sd-bus (libsystemd) for the Secret Service, and libgcrypt for its session encryption: headers only
+        // (Debian libsystemd-dev, libgcrypt20-dev), no pkg-config, so nothing links them. They are loaded with
+        // dlopen at first use (see their shim.h), and the commands that never reach the bus do not load them;
+        // libpam likewise, at the first authentication.
+        .systemLibrary(name: "CSystemd"),
+        .systemLibrary(name: "CGcrypt"),
         .target(name: "Slots", dependencies: ["CSodium", "CSystemd", "CGcrypt", "CSystem"]),
         .systemLibrary(name: "CSystem"),  // prctl(2), which Glibc's module does not export
         .target(name: "Vault", dependencies: ["Slots", "CPAM", "CSystem"]),

@@ -22,10 +22,10 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium"),
-        .systemLibrary(name: "CPAM", pkgConfig: "pam"),
+        .systemLibrary(name: "CPAM"),
         .systemLibrary(name: "CSystem"),
-        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd"),
-        .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt"),
+        .systemLibrary(name: "CSystemd"),
+        .systemLibrary(name: "CGcrypt"),
         .systemLibrary(name: "CFuzzer"),  // LLVMFuzzerRunDriver
         .target(name: "Slots", dependencies: ["CSodium", "CSystemd", "CGcrypt", "CSystem"], swiftSettings: testable),
         .target(name: "Vault", dependencies: ["Slots", "CPAM", "CSystem"], swiftSettings: testable),

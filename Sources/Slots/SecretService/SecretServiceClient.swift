@@ -135,6 +135,8 @@ final class SecretServiceClient {
             return e
         case .bus(let e):
             switch e {
+            case .libraryUnavailable(let why):
+                return .serviceUnavailable("vaultctl could not load libsystemd, which it talks to the session bus with (\(why)); install it (Debian: libsystemd0)")
             case .noAddress:
                 return .serviceUnavailable("there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus is not there)")
             case .badAddress(let fromEnvironment):
@@ -256,7 +258,7 @@ final class SecretServiceClient {
     /// key exchange rides along when there is no session yet: one round trip for both.
     func items(slot name: SlotName, openingSession: Bool = false) throws(Failure) -> [Item] {
         var calls = [Self.search(SecretServiceSlot.attributes(name)), Self.collectionsProperty]
-        let exchange = openingSession && session == nil ? SessionKeyExchange() : nil
+        let exchange = openingSession && session == nil ? try Self.newExchange() : nil
         if let exchange {
             calls.append(Self.openSession(exchange))
         }
@@ -327,10 +329,18 @@ final class SecretServiceClient {
         session = (path, key)
     }
 
+    /// A fresh key exchange; refused when libgcrypt, which does its arithmetic and cipher, cannot be used.
+    private static func newExchange() throws(Failure) -> SessionKeyExchange {
+        if let why = Gcrypt.unavailableReason {
+            throw .slot(.serviceUnavailable("vaultctl could not load libgcrypt, which encrypts values on the bus (\(why)); install it (Debian: libgcrypt20)"))
+        }
+        return SessionKeyExchange()
+    }
+
     /// A session, opening one when there is none.
     private func ensureSession() throws(Failure) -> (path: String, key: SessionKey) {
         if let session { return session }
-        let exchange = SessionKeyExchange()
+        let exchange = try Self.newExchange()
         let reply = try callAll([Self.openSession(exchange)])
         try finishSession(reply[0], exchange)
         return session!
@@ -359,7 +369,7 @@ final class SecretServiceClient {
     func store(_ secret: SecretBytes, attributes: [(String, String)], label: String) throws(Failure) {
         lastFound = nil
         var calls = [collectionLocked]
-        let exchange = session == nil ? SessionKeyExchange() : nil
+        let exchange = session == nil ? try Self.newExchange() : nil
         if let exchange {
             calls.append(Self.openSession(exchange))
         }

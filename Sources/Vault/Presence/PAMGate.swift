@@ -33,16 +33,21 @@ public struct PAMGate: AnswerReportingGate {
         let unmanaged = Unmanaged.passRetained(context)
         defer { unmanaged.release() }
         var conv = pam_conv(conv: converse, appdata_ptr: unmanaged.toOpaque())
+        let pam: vaultctl_pam
+        switch loadedPAM {
+        case .success(let functions): pam = functions
+        case .failure(let e): throw .authenticationUnavailable("vaultctl could not load libpam (\(e.reason)); install it (Debian: libpam0g)")
+        }
         var handle: OpaquePointer?
-        var rc = pam_start(PAMGate.service, user, &conv, &handle)
+        var rc = pam.pam_start(PAMGate.service, user, &conv, &handle)
         guard rc == PAM_SUCCESS, let handle else {
             throw .authenticationUnavailable("PAM could not start for service '\(PAMGate.service)' (\(rc)); check /etc/pam.d/\(PAMGate.service)")
         }
-        rc = pam_authenticate(handle, 0)
+        rc = pam.pam_authenticate(handle, 0)
         let authenticated = rc == PAM_SUCCESS
-        if authenticated { rc = pam_acct_mgmt(handle, 0) }
-        let text = String(cString: pam_strerror(handle, rc))
-        pam_end(handle, rc)
+        if authenticated { rc = pam.pam_acct_mgmt(handle, 0) }
+        let text = pam.pam_strerror(handle, rc).map { String(cString: $0) } ?? "PAM error \(rc)"
+        _ = pam.pam_end(handle, rc)
         if rc == PAM_SUCCESS { return }
         if authenticated {
             // The password was right; the account check said no. Not a guess.
@@ -148,3 +153,23 @@ private func wipeAndFree(_ replies: UnsafeMutablePointer<pam_response>, upTo end
     }
     free(replies)
 }
+
+/// libpam's functions, loaded by the first authentication (CPAM/shim.h says why it is loaded, not linked),
+/// or why it could not be.
+private let loadedPAM: Result<vaultctl_pam, PAMUnavailable> = {
+    let table = UnsafeMutablePointer<vaultctl_pam>.allocate(capacity: 1)
+    defer { table.deallocate() }
+    var error: UnsafePointer<CChar>?
+    guard vaultctl_pam_load(table, &error) == 0 else {
+        return .failure(PAMUnavailable(reason: error.map { String(cString: $0) } ?? "libpam.so.0 could not be loaded"))
+    }
+    return .success(table.pointee)
+}()
+
+/// Why libpam could not be loaded: the loader's words.
+private struct PAMUnavailable: Error, Sendable {
+    let reason: String
+}
+
+/// A table of function addresses, written once by the loader and only read after: safe to share.
+extension vaultctl_pam: @unchecked @retroactive Sendable {}

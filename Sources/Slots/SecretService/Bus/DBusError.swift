@@ -1,5 +1,7 @@
 /// What can go wrong talking to a bus. The Secret Service slot turns these into `SlotError`s with words.
 enum DBusError: Error, Equatable, Sendable {
+    /// libsystemd, which speaks the protocol, could not be loaded (dlerror's words).
+    case libraryUnavailable(String)
     /// No session bus address to connect to.
     case noAddress
     /// The address could not be understood (`fromEnvironment`: it came from `DBUS_SESSION_BUS_ADDRESS`).

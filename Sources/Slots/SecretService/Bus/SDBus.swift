@@ -21,23 +21,24 @@ final class BusConnection {
         self.bus = bus
     }
 
-    deinit { sd_bus_close_unref(bus) }
+    deinit { sd.sd_bus_close_unref(bus) }
 
     /// Connects to the session bus: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`
     /// (`SessionBusAddress`). Authentication and `Hello` go out at once and are answered while the first
     /// calls wait. The corresponding C functions are `sd_bus_new`, `sd_bus_set_address`,
     /// `sd_bus_set_bus_client` and `sd_bus_start`.
     static func open(deadline: Deadline) throws(DBusError) -> BusConnection {
+        if case .failure(let error) = loadedSDBus { throw error }
         guard let address = SessionBusAddress.current() else { throw .noAddress }
         while true {
             var made: OpaquePointer?
-            var rc = sd_bus_new(&made)
+            var rc = sd.sd_bus_new(&made)
             guard rc >= 0, let bus = made else { throw .cannotConnect(errorText(rc)) }
-            rc = sd_bus_set_address(bus, address.text)
-            if rc >= 0 { rc = sd_bus_set_bus_client(bus, 1) }
-            if rc >= 0 { rc = sd_bus_start(bus) }
+            rc = sd.sd_bus_set_address(bus, address.text)
+            if rc >= 0 { rc = sd.sd_bus_set_bus_client(bus, 1) }
+            if rc >= 0 { rc = sd.sd_bus_start(bus) }
             if rc >= 0 { return BusConnection(bus: bus) }
-            sd_bus_close_unref(bus)
+            sd.sd_bus_close_unref(bus)
             // On a Unix socket, EAGAIN means the listener's backlog is full: try again until the deadline.
             if rc == -EAGAIN && deadline.remainingMilliseconds > 0 {
                 usleep(1000)
@@ -59,7 +60,7 @@ final class BusConnection {
         slots.reserveCapacity(calls.count)
         defer {
             // A slot released before its reply came cancels the call: no callback writes into `pending` later.
-            for slot in slots { sd_bus_slot_unref(slot) }
+            for slot in slots { sd.sd_bus_slot_unref(slot) }
             withExtendedLifetime(pending) {}
         }
         var next = 0
@@ -68,13 +69,13 @@ final class BusConnection {
                 slots.append(try send(calls[next], destination: destination, reply: pending.entry(next), deadline: deadline))
                 next += 1
             }
-            let rc = sd_bus_process(bus, nil)
-            if !registered && sd_bus_is_ready(bus) > 0 { registered = true }
+            let rc = sd.sd_bus_process(bus, nil)
+            if !registered && sd.sd_bus_is_ready(bus) > 0 { registered = true }
             if rc > 0 { continue }
             if rc < 0 { throw failure(rc) }
             let left = deadline.remainingMicroseconds
             if left == 0 { throw .timedOut }
-            let waited = sd_bus_wait(bus, left)
+            let waited = sd.sd_bus_wait(bus, left)
             if waited < 0 && waited != -EINTR { throw failure(waited) }
         }
         do {
@@ -98,15 +99,15 @@ final class BusConnection {
     private func send(_ call: BusCall, destination: String, reply: UnsafeMutablePointer<PendingReplies.Entry>,
                       deadline: Deadline) throws(DBusError) -> OpaquePointer? {
         var made: OpaquePointer?
-        var rc = sd_bus_message_new_method_call(bus, &made, destination, call.path, call.interface, call.member)
+        var rc = sd.sd_bus_message_new_method_call(bus, &made, destination, call.path, call.interface, call.member)
         guard rc >= 0, let m = made else { throw failure(rc) }
-        defer { sd_bus_message_unref(m) }
+        defer { sd.sd_bus_message_unref(m) }
         for argument in call.arguments {
             rc = Self.append(m, argument)
             guard rc >= 0 else { throw .protocolError("vaultctl could not build its \(call.member) call (\(errorText(rc)))") }
         }
         var slot: OpaquePointer?
-        rc = sd_bus_call_async(bus, &slot, m, PendingReplies.keep, reply, max(deadline.remainingMicroseconds, 1))
+        rc = sd.sd_bus_call_async(bus, &slot, m, PendingReplies.keep, reply, max(deadline.remainingMicroseconds, 1))
         guard rc >= 0 else { throw failure(rc) }
         return slot
     }
@@ -129,10 +130,10 @@ final class BusConnection {
         let signal = PendingReplies(count: 1)
         var match: OpaquePointer?
         let rule = "type='signal',sender='\(sender)',interface='\(interface)',member='\(member)',path='\(path)'"
-        let rc = sd_bus_add_match_async(bus, &match, rule, PendingReplies.keep, nil, signal.entry(0))
+        let rc = sd.sd_bus_add_match_async(bus, &match, rule, PendingReplies.keep, nil, signal.entry(0))
         guard rc >= 0 else { throw failure(rc) }
         defer {
-            sd_bus_slot_unref(match)
+            sd.sd_bus_slot_unref(match)
             withExtendedLifetime(signal) {}
         }
         if case .failure(let error) = try callAll([call], destination: destination, deadline: waitDeadline)[0] {
@@ -141,10 +142,10 @@ final class BusConnection {
         while signal.answered == 0 {
             let left = waitDeadline.remainingMicroseconds
             if left == 0 { return nil }
-            let processed = sd_bus_process(bus, nil)
+            let processed = sd.sd_bus_process(bus, nil)
             if processed > 0 { continue }
             if processed < 0 { throw failure(processed) }
-            let waited = sd_bus_wait(bus, left)
+            let waited = sd.sd_bus_wait(bus, left)
             if waited < 0 && waited != -EINTR { throw failure(waited) }
         }
         guard let values = Self.readAll(signal.entry(0).pointee.message!) else {
@@ -158,12 +159,12 @@ final class BusConnection {
     /// peer's. A `NoReply` from the bus while time is left (the provider exited without answering) is the
     /// bus's own words.
     private func reply(_ m: OpaquePointer, deadline: Deadline) throws(DBusError) -> Result<[DBusValue], DBusError> {
-        if sd_bus_message_is_method_error(m, nil) > 0 {
-            let error = sd_bus_message_get_error(m)
+        if sd.sd_bus_message_is_method_error(m, nil) > 0 {
+            let error = sd.sd_bus_message_get_error(m)
             let name = error?.pointee.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
             let message = error?.pointee.message.map { String(cString: $0) } ?? name
             if name == "org.freedesktop.DBus.Error.NoReply" {
-                if sd_bus_is_open(bus) <= 0 { throw .disconnected }
+                if sd.sd_bus_is_open(bus) <= 0 { throw .disconnected }
                 if deadline.remainingMicroseconds == 0 { throw .timedOut }
             }
             return .failure(.remote(name: name, message: message))
@@ -191,7 +192,7 @@ final class BusConnection {
 
     private static func basic<T: BitwiseCopyable>(_ m: OpaquePointer, _ type: Unicode.Scalar, _ value: T) -> Int32 {
         var v = value
-        return sd_bus_message_append_basic(m, code(type), &v)
+        return sd.sd_bus_message_append_basic(m, code(type), &v)
     }
 
     /// Appends one value. The corresponding C functions are `sd_bus_message_append_basic`,
@@ -207,12 +208,12 @@ final class BusConnection {
         case .int64(let v): return basic(m, "x", v)
         case .uint64(let v): return basic(m, "t", v)
         case .double(let v): return basic(m, "d", v)
-        case .string(let s): return s.withCString { sd_bus_message_append_basic(m, code("s"), $0) }
-        case .objectPath(let s): return s.withCString { sd_bus_message_append_basic(m, code("o"), $0) }
-        case .signature(let s): return s.withCString { sd_bus_message_append_basic(m, code("g"), $0) }
+        case .string(let s): return s.withCString { sd.sd_bus_message_append_basic(m, code("s"), $0) }
+        case .objectPath(let s): return s.withCString { sd.sd_bus_message_append_basic(m, code("o"), $0) }
+        case .signature(let s): return s.withCString { sd.sd_bus_message_append_basic(m, code("g"), $0) }
         case .bytes(let b):
             let bytes = b.isEmpty ? [0] : b  // sd-bus wants a pointer even for no bytes
-            return bytes.withUnsafeBytes { sd_bus_message_append_array(m, code("y"), $0.baseAddress, b.count) }
+            return bytes.withUnsafeBytes { sd.sd_bus_message_append_array(m, code("y"), $0.baseAddress, b.count) }
         case .array(let element, let items):
             return container(m, "a", element) { items.lazy.map { append(m, $0) }.first { $0 < 0 } ?? 0 }
         case .structure(let fields):
@@ -228,9 +229,9 @@ final class BusConnection {
     }
 
     private static func container(_ m: OpaquePointer, _ type: Unicode.Scalar, _ contents: String, _ body: () -> Int32) -> Int32 {
-        var rc = sd_bus_message_open_container(m, code(type), contents)
+        var rc = sd.sd_bus_message_open_container(m, code(type), contents)
         if rc >= 0 { rc = body() }
-        return rc < 0 ? rc : sd_bus_message_close_container(m)
+        return rc < 0 ? rc : sd.sd_bus_message_close_container(m)
     }
 
     // MARK: - Values out of messages
@@ -241,7 +242,7 @@ final class BusConnection {
         while true {
             var type: CChar = 0
             var contents: UnsafePointer<CChar>?
-            let rc = sd_bus_message_peek_type(m, &type, &contents)
+            let rc = sd.sd_bus_message_peek_type(m, &type, &contents)
             if rc == 0 { return out }  // the end of the message, or of the container entered
             guard rc > 0, let value = read(m, type, contents) else { return nil }
             out.append(value)
@@ -250,12 +251,12 @@ final class BusConnection {
 
     private static func readBasic<T: BitwiseCopyable>(_ m: OpaquePointer, _ type: CChar, _ zero: T) -> T? {
         var v = zero
-        return sd_bus_message_read_basic(m, type, &v) > 0 ? v : nil
+        return sd.sd_bus_message_read_basic(m, type, &v) > 0 ? v : nil
     }
 
     private static func readText(_ m: OpaquePointer, _ type: CChar) -> String? {
         var p: UnsafePointer<CChar>?
-        guard sd_bus_message_read_basic(m, type, &p) > 0, let p else { return nil }
+        guard sd.sd_bus_message_read_basic(m, type, &p) > 0, let p else { return nil }
         return String(cString: p)  // sd-bus checked it is valid UTF-8 without NUL
     }
 
@@ -281,7 +282,7 @@ final class BusConnection {
             if element == "y" {
                 var p: UnsafeRawPointer?
                 var size = 0
-                guard sd_bus_message_read_array(m, code("y"), &p, &size) >= 0 else { return nil }
+                guard sd.sd_bus_message_read_array(m, code("y"), &p, &size) >= 0 else { return nil }
                 return .bytes(size == 0 ? [] : Array(UnsafeRawBufferPointer(start: p, count: size)))
             }
             return inside(m, type, contents) { .array(element: element, $0) }
@@ -294,8 +295,8 @@ final class BusConnection {
 
     private static func inside(_ m: OpaquePointer, _ type: CChar, _ contents: UnsafePointer<CChar>?,
                                _ make: ([DBusValue]) -> DBusValue?) -> DBusValue? {
-        guard sd_bus_message_enter_container(m, type, contents) > 0 else { return nil }
-        guard let values = readAll(m), sd_bus_message_exit_container(m) > 0 else { return nil }
+        guard sd.sd_bus_message_enter_container(m, type, contents) > 0 else { return nil }
+        guard let values = readAll(m), sd.sd_bus_message_exit_container(m) > 0 else { return nil }
         return make(values)
     }
 }
@@ -321,7 +322,7 @@ private final class PendingReplies {
     }
 
     deinit {
-        for i in 0..<count { if let m = entries[i].message { sd_bus_message_unref(m) } }
+        for i in 0..<count { if let m = entries[i].message { sd.sd_bus_message_unref(m) } }
         entries.deallocate()
         counter.deallocate()
     }
@@ -332,7 +333,7 @@ private final class PendingReplies {
     static let keep: sd_bus_message_handler_t = { message, userdata, _ in
         let entry = userdata!.assumingMemoryBound(to: Entry.self)
         if entry.pointee.message == nil {
-            entry.pointee.message = sd_bus_message_ref(message)
+            entry.pointee.message = sd.sd_bus_message_ref(message)
             entry.pointee.answered.pointee += 1
         }
         return 1
@@ -340,6 +341,24 @@ private final class PendingReplies {
 
     func entry(_ i: Int) -> UnsafeMutablePointer<Entry> { entries + i }
 }
+
+/// sd-bus's functions, from libsystemd loaded by the first `BusConnection.open` (CSystemd/shim.h says why it
+/// is loaded, not linked), or why it could not be.
+private let loadedSDBus: Result<vaultctl_sd_bus, DBusError> = {
+    let table = UnsafeMutablePointer<vaultctl_sd_bus>.allocate(capacity: 1)
+    defer { table.deallocate() }
+    var error: UnsafePointer<CChar>?
+    guard vaultctl_sd_bus_load(table, &error) == 0 else {
+        return .failure(.libraryUnavailable(error.map { String(cString: $0) } ?? "libsystemd.so.0 could not be loaded"))
+    }
+    return .success(table.pointee)
+}()
+
+/// A table of function addresses, written once by the loader and only read after: safe to share.
+extension vaultctl_sd_bus: @unchecked @retroactive Sendable {}
+
+/// The loaded functions. Only reached once `BusConnection.open` found them loaded.
+private var sd: vaultctl_sd_bus { try! loadedSDBus.get() }
 
 /// The words of a negative errno that sd-bus returned.
 private func errorText(_ rc: Int32) -> String { String(cString: strerror(-rc)) }

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+
+/// libsystemd (sd-bus) and libgcrypt are loaded when a command first reaches the session bus, and libpam when
+/// it first authenticates, not when vaultctl starts: a device slot's read and status, and `help`, never load them (that is most of a short command's
+/// start-up cost after Swift's own), and a machine where they cannot be loaded still has its device slots,
+/// with a sync slot that says plainly what is missing (69). The dynamic loader itself is the witness:
+/// `LD_DEBUG=libs` makes it print every library it maps, to the process's standard error. (`status` of a
+/// device slot does reach the bus: it says "cannot leave this device" only after asking the Secret Service
+/// for a copy.)
+@Suite("loading sd-bus, libgcrypt and libpam at first use")
+struct LibraryLoadingTests {
+    static let libsystemd = "libsystemd.so.0"
+    static let libgcrypt = "libgcrypt.so.20"
+    static let libpam = "libpam.so.0"
+
+    /// The libraries the loader mapped while `vaultctl ARGS` ran (its `LD_DEBUG=libs` lines), by soname.
+    static func loaded(_ r: ProcessResult) -> Set<String> {
+        var out: Set<String> = []
+        for line in r.stderr.split(separator: "\n") where line.contains("calling init:") {
+            if let name = line.split(separator: "/").last { out.insert(String(name).trimmingCharacters(in: .whitespaces)) }
+        }
+        return out
+    }
+
+    @Test func commandsThatNeverReachTheBusLoadNeither() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("dl-device")
+        try sb.store(name, TestData.binarySecret(name), mode: "device")
+        let debug = ["LD_DEBUG": "libs"]
+
+        let help = try sb.vaultctl(["help"], overriding: debug)
+        #expect(help.status == 0, "\(help)")
+        let helpLoaded = Self.loaded(help)
+        try #require(helpLoaded.contains { $0.hasPrefix("libsodium") }, "LD_DEBUG=libs shows what was loaded: \(help.stderr.prefix(400))")
+
+        let read = try sb.vaultctl(["read", name], overriding: debug)
+        #expect(read.status == 0, "\(read)")
+        #expect(read.stdout == TestData.binarySecret(name))
+        let status = sb.vaultctlWithoutPAM(["status", name], overriding: debug)
+        #expect(status.status == 0, "\(status)")
+        #expect(!Self.loaded(help).contains(Self.libpam), "help loaded libpam: \(Self.loaded(help).sorted())")
+        #expect(!Self.loaded(status).contains(Self.libpam), "status loaded libpam: \(Self.loaded(status).sorted())")
+        #expect(Self.loaded(read).contains(Self.libpam), "a gated read authenticates: \(Self.loaded(read).sorted())")
+        for (what, r) in [("help", help), ("a gated device read", read)] {
+            let libs = Self.loaded(r)
+            #expect(!libs.contains(Self.libsystemd), "\(what) loaded libsystemd: \(libs.sorted())")
+            #expect(!libs.contains(Self.libgcrypt), "\(what) loaded libgcrypt: \(libs.sorted())")
+        }
+    }
+
+    @Test func syncCommandsLoadThemWhenTheyReachTheBus() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("dl-sync")
+        try sb.store(name, TestData.textSecret(name), mode: "sync")
+        let debug = ["LD_DEBUG": "libs"]
+
+        let status = sb.vaultctlWithoutPAM(["status", name], overriding: debug)
+        #expect(status.status == 0, "\(status)")
+        #expect(Self.loaded(status).contains(Self.libsystemd), "\(Self.loaded(status).sorted())")
+
+        let read = try sb.vaultctl(["read", name], overriding: debug)
+        #expect(read.status == 0, "\(read)")
+        #expect(read.stdout == TestData.textSecret(name))
+        #expect(Self.loaded(read).isSuperset(of: [Self.libsystemd, Self.libgcrypt]), "\(Self.loaded(read).sorted())")
+    }
+
+    /// Where the dynamic loader finds `soname` on this machine (`ldconfig -p`), symlinks resolved.
+    static func libraryPath(_ soname: String) throws -> String {
+        let r = ProcessRunner.run(Paths.tool("ldconfig"), ["-p"], environment: Fixtures.baseEnvironment)
+        let line = try #require(r.stdoutText.split(separator: "\n").first { $0.contains(soname) },
+                                "ldconfig -p lists \(soname)")
+        let path = try #require(line.components(separatedBy: "=> ").last)
+        return URL(fileURLWithPath: path.trimmingCharacters(in: .whitespaces)).resolvingSymlinksInPath().path
+    }
+
+    /// A library that cannot be loaded (an empty file bind-mounted over it in a mount namespace of the
+    /// command's own): the sync slot is unavailable, in words that name what is missing; device slots work.
+    @Test(arguments: [libsystemd, libgcrypt])
+    func aLibraryThatCannotBeLoadedLeavesTheDeviceSlotsWorking(_ soname: String) throws {
+        let sb = try Sandbox()
+        let device = sb.uniqueSlot("dl-missing-device")
+        let sync = sb.uniqueSlot("dl-missing-sync")
+        try sb.store(device, TestData.binarySecret(device), mode: "device")
+        try sb.store(sync, TestData.textSecret(sync), mode: "sync")
+        let library = try Self.libraryPath(soname)
+        let empty = "\(sb.root)/empty-library"
+        try #require(FileManager.default.createFile(atPath: empty, contents: Data()))
+        let without = [Paths.tool("unshare"), "-m", Paths.tool("sh"), "-c",
+                       "mount --bind '\(empty)' '\(library)' && exec \"$0\" \"$@\""]
+
+        let read = try sb.vaultctl(["read", device], prefix: without)
+        #expect(read.status == 0, "a device read without \(soname): \(read)")
+        #expect(read.stdout == TestData.binarySecret(device))
+
+        let status = try sb.vaultctl(["status", sync], prefix: without)
+        #expect(status.status == 0, "status says what it could not look at: \(status)")
+        #expect(status.stdoutText.hasPrefix("unknown: "), "\(status.stdoutText)")
+        #expect(status.stdoutText.contains("could not load libsystemd"), "\(status.stdoutText)")
+        #expect(status.stdoutText.contains(soname), "names the library that is missing: \(status.stdoutText)")
+
+        let syncRead = try sb.vaultctl(["read", sync], prefix: without)
+        #expect(syncRead.status == 69, "\(syncRead)")
+        #expect(syncRead.stdout.isEmpty)
+        #expect(syncRead.stderr.contains("could not load libsystemd"), "\(syncRead.stderr)")
+        #expect(syncRead.stderr.split(separator: "\n").count == 1, "one line: \(syncRead.stderr)")
+
+        // Nothing was lost: with the library back, the value reads as it was stored.
+        let back = try sb.read(sync)
+        #expect(back.status == 0 && back.stdout == TestData.textSecret(sync), "\(back)")
+    }
+}
