@@ -6,10 +6,11 @@ SWIFT ?= swift
 # benchmark need too); `make install` needs neither. tpm2-tss (libtss2-dev) builds the vaultctl-tpm helper;
 # swtpm, swtpm-tools and tpm2-tools give the tests a software TPM and a cross-check of the stored blobs;
 # python3-dbus/-gi play scripted Secret Service providers, python3-cryptography the other side of the session
-# encryption, and keepassxc is the second real provider.
+# encryption, and keepassxc is the second real provider; openssh-server and iproute2 run the receiving
+# machine of send/receive in a network namespace of its own.
 BUILD_PACKAGES := libsodium-dev libpam0g-dev libsystemd-dev libgcrypt20-dev libtss2-dev pkg-config
 TEST_PACKAGES := libpam-wrapper gnome-keyring libsecret-tools dbus-daemon dbus libglib2.0-bin util-linux \
-                 openssh-client groff-base man-db bash zsh fish git python3 xvfb xclip xsel wl-clipboard sway \
+                 openssh-client openssh-server iproute2 groff-base man-db bash zsh fish git python3 xvfb xclip xsel wl-clipboard sway \
                  python3-dbus python3-gi python3-cryptography keepassxc swtpm swtpm-tools tpm2-tools strace pamtester
 DEBIAN_PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 

@@ -23,6 +23,9 @@ rarely does. It prints "ready" once the name is owned. Scenarios:
     exit-mid-call      ReadAlias answers; the first search makes the provider exit without answering
     item-locked-allow  as item-locked, but the Unlock prompt completes at once, unlocking the item, whose
                        value is "allowed-secret" (sent encrypted under the session key)
+    alias-race   gnome-keyring's first-call race: the first ReadAlias answers "/" and every search before
+                 the second ReadAlias finds nothing; then as provider, with a real key exchange and the
+                 value "allowed-secret"
 
 It writes one line to stdout for each call a test may want to see: "prompted", "dismissed", "created".
 
@@ -46,9 +49,10 @@ ITEM_PATH = COLLECTION_PATH + "/1"
 scenario = sys.argv[1] if len(sys.argv) > 1 else "provider"
 KNOWN = {"provider", "plain-only", "bad-key", "error-reply", "locked-empty", "lock-ignored", "lock-listed",
          "silent-after-alias", "prompt-create", "prompt-silent", "prompt-dismissed", "item-locked",
-         "item-locked-allow", "exit-mid-call"}
+         "item-locked-allow", "exit-mid-call", "alias-race"}
 PROMPTING = {"prompt-create", "prompt-silent", "prompt-dismissed", "item-locked", "item-locked-allow"}
 session_key = None
+aliases_answered = 0
 PROMPT_PATH = "/org/freedesktop/secrets/prompt/p1"
 PRIME = int("FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74020BBEA63B139B22514A08798E3404DD"
             "EF9519B3CD3A431B302B0A6DF25F14374FE1356D6D51C245E485B576625E7EC6F44C42E9A637ED6B0BFF5CB6F406B7ED"
@@ -82,6 +86,11 @@ def never_answer():
 class Service(dbus.service.Object):
     @dbus.service.method(SERVICE, in_signature="s", out_signature="o")
     def ReadAlias(self, name):
+        global aliases_answered
+        aliases_answered += 1
+        event("alias %d" % aliases_answered)
+        if scenario == "alias-race" and aliases_answered == 1:
+            return dbus.ObjectPath("/")
         return dbus.ObjectPath(COLLECTION_PATH if name == "default" else "/")
 
     @dbus.service.method(SERVICE, in_signature="sv", out_signature="vo",
@@ -96,7 +105,7 @@ class Service(dbus.service.Object):
             reply(dbus.Array([dbus.Byte(1)], signature="y", variant_level=1),
                   dbus.ObjectPath("/org/freedesktop/secrets/session/s1"))
             return
-        if scenario in PROMPTING:
+        if scenario in PROMPTING or scenario == "alias-race":
             # The server half of the exchange (libsecret's secret-session.c, with Python's cryptography).
             global session_key
             from cryptography.hazmat.primitives import hashes
@@ -119,6 +128,10 @@ class Service(dbus.service.Object):
             os._exit(0)
         refuse_everything()
         found = [] if scenario == "locked-empty" else [dbus.ObjectPath(ITEM_PATH)]
+        if scenario == "alias-race" and aliases_answered < 2:
+            found = []
+        if scenario == "alias-race":
+            event("search found %d" % len(found))
         if scenario in ("item-locked", "item-locked-allow"):
             reply(dbus.Array([], signature="o"), dbus.Array(found, signature="o"))
         else:

@@ -1,7 +1,8 @@
 // libgcrypt. Imported only by Slots/SecretService/SessionCrypto/Gcrypt.swift.
 //
-// libgcrypt is not linked: it is loaded with dlopen(3) the first time a value crosses the bus (a command
-// that never does pays nothing for it), as systemd loads it (src/shared/gcrypt-util.c, dlopen_gcrypt). The
+// libgcrypt is not linked: it is loaded with dlopen(3) the first time a value crosses the bus, as systemd
+// loads it (on Debian 12 libsystemd links it, so it is already there by then; a libsystemd that dlopens it
+// itself, as systemd 256 and later do, leaves the first key exchange to load it) (src/shared/gcrypt-util.c, dlopen_gcrypt). The
 // header gives the types and prototypes; `typeof` turns them into the table's pointer types.
 #include <gcrypt.h>
 #include <dlfcn.h>
@@ -22,14 +23,15 @@ struct vaultctl_gcry {
 #undef VAULTCTL_FIELD
 };
 
-/// Loads libgcrypt (soname libgcrypt.so.20, the ABI since 1.6) and fills `api`; then the initialisation
+/// Loads libgcrypt (`soname`: libgcrypt.so.20, the ABI since 1.6) and fills `api`; then the initialisation
 /// sequence the libgcrypt manual gives for a program that uses secure memory ("Initializing the library"):
 /// version check, a secure-memory pool, "initialization finished". gcry_control is variadic, which Swift does
 /// not import, hence this C. Returns the library's version; NULL with `*error` set when it cannot be loaded
 /// or is older than `required`. A library another part of the process initialised is left as it is.
-static inline const char *_Nullable vaultctl_gcry_load(struct vaultctl_gcry *_Nonnull api, const char *_Nonnull required,
+static inline const char *_Nullable vaultctl_gcry_load(struct vaultctl_gcry *_Nonnull api, const char *_Nonnull soname,
+                                                       const char *_Nonnull required,
                                                        const char *_Nullable *_Nonnull error) {
-    void *library = dlopen("libgcrypt.so.20", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (library == NULL) { *error = dlerror(); return NULL; }
 #define VAULTCTL_LOOKUP(name) \
     if ((*(void **)&api->name = dlsym(library, #name)) == NULL) { *error = dlerror(); return NULL; }

@@ -1,8 +1,7 @@
 // sd-bus, systemd's D-Bus library (libsystemd). Imported only by Slots/SecretService/Bus/SDBus.swift.
 //
 // libsystemd is not linked: it is loaded with dlopen(3) the first time a command talks to the session bus,
-// so the commands that never do (a device slot's read or status, help) do not pay for loading it and what it
-// links (libgcrypt, libgpg-error, liblzma, libzstd, liblz4, libcap: about 0.6 ms a process, measured).
+// so the commands that never do (a device slot's read, help) do not pay for loading it and what it links (libgcrypt, libgpg-error, liblzma, libzstd, liblz4, libcap: about 0.6 ms a process, measured).
 // systemd loads its own optional libraries the same way (src/shared/dlfcn-util.h, dlopen_many_sym_or_warn).
 // The header gives the types and the prototypes, which `typeof` turns into the table's pointer types, so a
 // function whose C signature changes fails to compile here rather than being called wrongly.
@@ -26,11 +25,12 @@ struct vaultctl_sd_bus {
 #undef VAULTCTL_FIELD
 };
 
-/// Loads libsystemd (by its soname, from the system's library path) and fills `api`. Returns 0, or -1 with
+/// Loads libsystemd (`soname`, found as a linked library would be) and fills `api`. Returns 0, or -1 with
 /// `*error` set to dlerror(3)'s words (valid until the next dl* call). Call it once (the Swift side keeps
 /// the result); the library stays loaded for the life of the process.
-static inline int vaultctl_sd_bus_load(struct vaultctl_sd_bus *_Nonnull api, const char *_Nullable *_Nonnull error) {
-    void *library = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+static inline int vaultctl_sd_bus_load(struct vaultctl_sd_bus *_Nonnull api, const char *_Nonnull soname,
+                                       const char *_Nullable *_Nonnull error) {
+    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (library == NULL) { *error = dlerror(); return -1; }
 #define VAULTCTL_LOOKUP(name) \
     if ((*(void **)&api->name = dlsym(library, #name)) == NULL) { *error = dlerror(); return -1; }

@@ -23,9 +23,9 @@ public protocol Slot: Sendable {
     func delete(_ name: SlotName) throws(SlotError) -> Bool
     /// The names this backend holds (never their values).
     func names() throws(SlotError) -> [SlotName]
-    /// The names, and how many values it passed over because their name is not a valid slot name (another
-    /// program may store anything under vaultctl's attributes); see the default below.
-    func namesAndSkipped() throws(SlotError) -> (names: [SlotName], skipped: Int)
+    /// The names with what a person should know about the listing (values passed over, places that may
+    /// hide some); see the default below.
+    func listing() throws(SlotError) -> SlotListing
     /// Where a held value is, in words a person recognizes; see the default below.
     func place(of name: SlotName) -> String?
     /// Whether `read` can get a locked value unlocked by asking a person (the provider's prompt on a
@@ -41,10 +41,27 @@ extension Slot {
     /// nil when the backend has nothing better to say than its mode.
     public func place(of name: SlotName) -> String? { nil }
 
-    /// A backend whose names are always valid skips none.
-    public func namesAndSkipped() throws(SlotError) -> (names: [SlotName], skipped: Int) { (try names(), 0) }
+    /// A backend whose names are always valid and that hides nothing: its names alone.
+    public func listing() throws(SlotError) -> SlotListing { SlotListing(names: try names()) }
 
     /// A backend that has no locked values, or no way to ask for them, cannot.
     public var canAskToUnlock: Bool { false }
     public func binding(of name: SlotName) -> String? { nil }
+}
+
+/// What a backend listed: its names, and what a person should know about how complete that is.
+public struct SlotListing: Sendable, Equatable {
+    public var names: [SlotName]
+    /// Values passed over because their name is not a valid slot name (another program may store anything
+    /// under vaultctl's attributes).
+    public var skipped: Int = 0
+    /// Places that were locked while listing, by their labels: a provider may hide a locked collection's
+    /// items (KeePassXC does; gnome-keyring lists them), so names there may be missing.
+    public var lockedPlaces: [String] = []
+
+    public init(names: [SlotName], skipped: Int = 0, lockedPlaces: [String] = []) {
+        self.names = names
+        self.skipped = skipped
+        self.lockedPlaces = lockedPlaces
+    }
 }

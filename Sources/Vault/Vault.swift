@@ -208,24 +208,22 @@ public struct Vault: Sendable {
         public let mode: SlotMode
     }
 
-    /// Names and modes held (never values). `syncError` is set when the sync slot could not be listed.
-    /// Every slot name and where it is kept; the sync slot's failure, if it could not be asked; how many sync
-    /// items were passed over for a name that is not a valid slot name.
-    public func list() throws(VaultError) -> (entries: [Entry], syncError: SlotError?, skipped: Int) {
+    /// Every slot name with its mode, device slots first asked; the sync slot's trouble (`syncError`) and
+    /// what it said about how complete its names are (`sync`) beside them.
+    public func list() throws(VaultError) -> (entries: [Entry], syncError: SlotError?, sync: SlotListing) {
         var entries: [Entry] = []
         do {
             entries += try device.names().map { Entry(name: $0, mode: .device) }
         } catch { throw .slot(error) }
         var syncError: SlotError?
-        var skipped = 0
+        var listing = SlotListing(names: [])
         do {
-            let found = try sync.namesAndSkipped()
-            entries += found.names.map { Entry(name: $0, mode: .sync) }
-            skipped = found.skipped
+            listing = try sync.listing()
+            entries += listing.names.map { Entry(name: $0, mode: .sync) }
         } catch {
             syncError = error
         }
         entries.sort { ($0.name, $0.mode.rawValue) < ($1.name, $1.mode.rawValue) }
-        return (entries, syncError, skipped)
+        return (entries, syncError, listing)
     }
 }

@@ -18,6 +18,10 @@ enum CommandKind: String, CaseIterable, Sendable {
     case credentialGet = "credential get"
     case credentialStore = "credential store"
     case credentialErase = "credential erase"
+    case send, receive
+    case targetAdd = "target add"
+    case targetList = "target list"
+    case targetRemove = "target remove"
 
     /// Whether the command may run while the vault is locked (`vaultctl lock`).
     var allowedWhileLocked: Bool {
@@ -27,7 +31,8 @@ enum CommandKind: String, CaseIterable, Sendable {
             return true
         case .store, .read, .delete, .move, .recoveryGenerate, .recoveryShow, .recoveryStatus,
              .recoveryConfirmCopied, .supply, .askpass, .allowSupply, .deviceKeySeal,
-             .deviceKeyStatus, .credentialGet, .credentialStore, .credentialErase:
+             .deviceKeyStatus, .credentialGet, .credentialStore, .credentialErase,
+             .send, .receive, .targetAdd, .targetList, .targetRemove:
             return false
         }
     }
@@ -42,7 +47,7 @@ enum CommandKind: String, CaseIterable, Sendable {
             return true
         case .supply, .askpass, .allowSupply, .unlock, .store, .delete, .list, .status, .recoveryGenerate,
              .recoveryStatus, .recoveryConfirmCopied, .lock, .log, .policyCheck, .help, .deviceKeyStatus, .completion,
-             .credentialStore, .credentialErase:
+             .credentialStore, .credentialErase, .send, .receive, .targetAdd, .targetList, .targetRemove:
             return false
         }
     }
@@ -51,11 +56,13 @@ enum CommandKind: String, CaseIterable, Sendable {
     /// `delete` and `recovery generate` ask only when a value would be lost.
     var mayAskPAM: Bool {
         switch self {
-        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock, .deviceKeySeal, .credentialGet,
+        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock, .deviceKeySeal, .credentialGet, .send,
              .store, .delete, .recoveryGenerate:
             return true
+        // `receive` asks nothing and writes its own audit lines (judged from what sshd says about the sender).
         case .list, .status, .recoveryStatus, .recoveryConfirmCopied,
-             .lock, .log, .policyCheck, .help, .deviceKeyStatus, .completion, .credentialStore, .credentialErase:
+             .lock, .log, .policyCheck, .help, .deviceKeyStatus, .completion, .credentialStore, .credentialErase,
+             .receive, .targetAdd, .targetList, .targetRemove:
             return false
         }
     }
@@ -70,8 +77,10 @@ enum CommandKind: String, CaseIterable, Sendable {
         case .store, .delete, .move, .recoveryGenerate, .recoveryConfirmCopied, .allowSupply, .lock, .unlock,
              .deviceKeySeal:
             return true
+        // `receive` writes its own audit lines; the target list is send's configuration (issue 17).
         case .read, .list, .status, .recoveryShow, .recoveryStatus, .supply, .askpass, .log, .policyCheck, .help,
-             .deviceKeyStatus, .completion, .credentialGet, .credentialStore, .credentialErase:
+             .deviceKeyStatus, .completion, .credentialGet, .credentialStore, .credentialErase,
+             .send, .receive, .targetAdd, .targetList, .targetRemove:
             return false
         }
     }

@@ -144,6 +144,53 @@ enum CommandTable {
                 abstract: "Allow or forbid handing a slot to other programs (turning it on needs PAM).",
                 discussion: "The permission is kept on this machine (in the state folder); the default comes from the policy.",
                 positionals: 2...2, options: [], run: SupplyCommand.allow),
+        Command(kind: .send, synopsis: "send SLOT --to HOST TARGET [--password-stdin]",
+                abstract: "Hand a secret over ssh to 'vaultctl receive TARGET' on a nearby machine, after PAM.",
+                discussion: """
+                The checks of supply, each refused before any prompt: the slot allows supply, this session is \
+                nearby, the rate limit does not block; then PAM. Then ssh HOST (as ssh understands it; \
+                VAULTCTL_SSH replaces ssh) runs the receiver, which makes its own checks (TARGET configured there, \
+                this machine nearby as sshd sees it, its rate limit, the target locked) and says it is ready; only \
+                then does the secret go to ssh's standard input, never to argv or the environment. Exit 0 \
+                delivered and unlocked (or already unlocked: nothing sent), 77 refused with the receiver's reason, \
+                75 blocked, 69 unreachable or no answer within VAULTCTL_SEND_SECONDS (default 30), 1 the receiver's \
+                command did not accept it (a failed attempt on both sides).
+                """,
+                positionals: 2...2,
+                options: [.value("to", "HOST", "the machine to send to, as ssh understands it (~/.ssh/config, host.local)")],
+                run: SendCommand.send),
+        Command(kind: .receive, synopsis: "receive TARGET [--print-authorized-key FILE]",
+                abstract: "The receiving end of send: sshd's forced command for the sender's key.",
+                discussion: """
+                Runs only as command="vaultctl receive TARGET",restrict in authorized_keys (print that line with \
+                --print-authorized-key SENDER-KEY.pub). TARGET is one of this machine's targets (see target add); \
+                the sender never chooses what runs. Refused before any secret is read: another command or target \
+                than the key's, TARGET not configured, a sender that is not nearby as sshd saw its address \
+                (Tailscale or unjudgeable is remote), the rate limit, the target already unlocked. Speaks only the \
+                hand-off protocol on standard output; audited here.
+                """,
+                positionals: 1...1,
+                options: [.value("print-authorized-key", "FILE", "print the authorized_keys line for the sender's public key FILE and exit")],
+                run: ReceiveCommand.receive),
+        Command(kind: .targetAdd, synopsis: "target add NAME [--if-locked CHECK] -- COMMAND [ARG…]",
+                abstract: "Configure what 'vaultctl receive NAME' unlocks: CHECK and the COMMAND that takes the secret.",
+                discussion: """
+                Kept in $XDG_CONFIG_HOME/vaultctl/targets.json (read strictly: an unknown key or version rejects \
+                it, 78). CHECK (run by /bin/sh) exits 0 while the target is locked, e.g. 'test ! -e \
+                /dev/mapper/data'; COMMAND gets the secret on its standard input, e.g. cryptsetup open DEVICE \
+                data --key-file=-. An existing NAME is refused; remove it first.
+                """,
+                positionals: 2...Int.max,
+                options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked")],
+                run: TargetCommand.add),
+        Command(kind: .targetList, synopsis: "target list",
+                abstract: "List the targets this machine receives secrets for.",
+                discussion: "One line per target: name, CHECK and COMMAND, tab-separated.",
+                positionals: 0...0, options: [], run: TargetCommand.list),
+        Command(kind: .targetRemove, synopsis: "target remove NAME",
+                abstract: "Remove a target (a key bound to it is then refused).",
+                discussion: "",
+                positionals: 1...1, options: [], run: TargetCommand.remove),
         Command(kind: .lock, synopsis: "lock",
                 abstract: "Lock the vault (and ask the Secret Service to lock its collection). No password.",
                 discussion: """

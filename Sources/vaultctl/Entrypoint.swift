@@ -10,7 +10,8 @@ enum Entrypoint {
             return .ok
         } catch {
             // One line, whatever the message holds: a piece of input that escaped quoting cannot break it.
-            Output.message(error.message)
+            // None for an empty message (`receive` has said everything on its channel already).
+            if !error.message.isEmpty { Output.message(error.message) }
             return error.code
         }
     }
@@ -71,7 +72,8 @@ enum Entrypoint {
             // command (the vault is locked, the rate limit blocks) are logged too; a line that could not be
             // written just now is not tried again.
             let refused = error.code == .denied || error.code == .tryLater
-            if error.code != .usage && context.auditFailure == nil && (command.kind.isAudited || refused) {
+            // `receive` writes its own lines (with the sender's address as sshd saw it).
+            if error.code != .usage && context.auditFailure == nil && (command.kind.isAudited || refused) && command.kind != .receive {
                 record(command.kind, parsed, context, failure: error)
             }
             throw error

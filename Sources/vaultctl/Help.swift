@@ -42,6 +42,8 @@ enum Help {
         ("XDG_STATE_HOME", "device slots live in $XDG_STATE_HOME/vaultctl (default ~/.local/state/vaultctl)"),
         ("XDG_CONFIG_HOME", "the mode record lives in $XDG_CONFIG_HOME/vaultctl (default ~/.config/vaultctl)"),
         ("VAULTCTL_CLIP_SECONDS", "how long 'read --clip' leaves a secret on the clipboard (default 45)"),
+        ("VAULTCTL_SSH", "the ssh command 'send' runs, as GIT_SSH_COMMAND: through /bin/sh -c 'exec …', arguments appended (default ssh)"),
+        ("VAULTCTL_SEND_SECONDS", "how long 'send' waits for the receiver to say it is ready (default 30)"),
         ("WAYLAND_DISPLAY, DISPLAY", "the session whose clipboard 'read --clip' uses (wl-copy; else xclip or xsel)"),
         ("DBUS_SESSION_BUS_ADDRESS", "the session bus where the Secret Service is asked (else $XDG_RUNTIME_DIR/bus)"),
         ("VAULTCTL_PROMPT_SECONDS", "how long to wait for an answer to a Secret Service provider's prompt on a desktop (default 60)"),

@@ -37,6 +37,8 @@ struct ListTests {
         let object = try #require(document as? [String: Any], "\(r.stdoutText)")
         let entries = try #require(object["slots"] as? [[String: Any]], "\(r.stdoutText)")
         #expect(object["syncError"] is NSNull, "\(r.stdoutText)")
+        #expect(object["lockedCollections"] as? [String] == [], "nothing locked: \(r.stdoutText)")
+        #expect(!r.stderr.contains("warning"), "\(r.stderr)")
         for slot in slots {
             let matching = entries.filter { $0["slot"] as? String == slot.name }
             #expect(matching.count == 1, "\(r.stdoutText)")

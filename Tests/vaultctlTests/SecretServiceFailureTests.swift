@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 /// When the Secret Service is locked, absent, or has no default collection, sync operations fail with 69
@@ -46,10 +47,20 @@ struct SecretServiceFailureTests {
         }
     }
 
+    /// gnome-keyring lists a locked collection's items, and list shows them; but a provider may hide them
+    /// (KeePassXC does), so list says which collection was locked, in a warning and in `--json`.
     @Test func slotInLockedCollectionIsStillListed() throws {
-        try lockedKeyring { _, sb, name, _ in
+        try lockedKeyring { keyring, sb, name, _ in
             let listed = try sb.listed()
             #expect(listed[name] == ["sync"])
+            let label = try keyring.defaultCollectionLabel()
+            let r = try sb.vaultctl(["list"])
+            #expect(r.status == 0, "\(r)")
+            #expect(r.stderr.contains("warning: the Secret Service collection '\(label)' is locked"), "\(r.stderr)")
+            #expect(r.stderr.contains("may be missing"), "\(r.stderr)")
+            let json = try sb.vaultctl(["list", "--json"])
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout)) as? [String: Any], "\(json)")
+            #expect(object["lockedCollections"] as? [String] == [label], "\(json.stdoutText)")
         }
     }
 

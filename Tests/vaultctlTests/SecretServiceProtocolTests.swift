@@ -139,6 +139,29 @@ struct SecretServiceProtocolTests {
         }
     }
 
+    /// gnome-keyring's first-call race: the alias that rides in front of the first search answers "/", so
+    /// that search's "nothing" is not believed: the alias is resolved on its own and the search asked again.
+    @Test func aSearchAnsweredBeforeTheAliasResolvedIsAskedAgain() throws {
+        let provider = try SecretServiceInstance.start(.scriptedAliasRace)
+        defer { provider.stop() }
+        let sb = try Sandbox(provider)
+        let status = try sb.vaultctl(["status", sb.uniqueSlot("race")])
+        #expect(status.status == 0 && status.stdoutText.hasPrefix("in-slot:"), "\(status)")
+        let events = provider.providerEvents.filter { $0.hasPrefix("alias") || $0.hasPrefix("search") }
+        #expect(events == ["alias 1", "search found 0", "alias 2", "search found 1"], "\(events)")
+    }
+
+    /// A read whose first search met the race still finds the item and decrypts its value.
+    @Test func aReadWhoseFirstSearchRacedStillDecrypts() throws {
+        let provider = try SecretServiceInstance.start(.scriptedAliasRace)
+        defer { provider.stop() }
+        let sb = try Sandbox(provider)
+        let r = try sb.read(sb.uniqueSlot("race-read"))
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdoutText == "allowed-secret", "\(r)")
+        #expect(provider.providerEvents.contains("search found 0"), "the race happened: \(provider.providerEvents)")
+    }
+
     /// A locked collection whose search finds nothing (KeePassXC shows nothing of a locked database) cannot
     /// say the slot is empty.
     @Test func nothingFoundInALockedCollectionIsNotEmpty() throws {

@@ -51,6 +51,11 @@ struct VaultLockTests {
         case .credentialGet: return ["credential", "get"]
         case .credentialStore: return ["credential", "store"]
         case .credentialErase: return ["credential", "erase"]
+        case .send: return ["send", slot, "--to", "192.0.2.1", "data"]
+        case .receive: return ["receive", "data"]
+        case .targetAdd: return ["target", "add", "data", "--", "/bin/true"]
+        case .targetList: return ["target", "list"]
+        case .targetRemove: return ["target", "remove", "data"]
         }
     }
 

@@ -4,7 +4,8 @@ import Glibc
 
 /// The Secret Service API (org.freedesktop.Secret.*) over one bus connection, one per process.
 ///
-/// The first operation connects, says `Hello` and resolves the `default` alias; the key exchange happens
+/// The first operation connects and says `Hello`; the `default` alias is resolved alongside the first search
+/// (or on its own, before the first operation that needs the default collection); the key exchange happens
 /// once, the first time a value moves, alongside the search it travels with. Replies the provider owes us
 /// are pipelined wherever they do not depend on each other. A connection that failed or timed out is not
 /// tried again in this process: the same answer comes back at once, so a command that asks several times
@@ -29,8 +30,8 @@ final class SecretServiceClient {
     }
 
     private let bus: BusConnection
-    /// The default collection's object path.
-    let collection: String
+    /// The default collection's object path, once the `default` alias was resolved (`defaultCollection()`).
+    private var collectionPath: String?
     private var session: (path: String, key: SessionKey)?
     private var deadline: Deadline
     /// Seconds one operation's bus exchanges may take (the slot's timeout), renewed after a prompt.
@@ -40,9 +41,8 @@ final class SecretServiceClient {
     /// The last search's answer (see `recentItems`); forgotten when this process changes anything.
     private var lastFound: (name: SlotName, items: [Item])?
 
-    private init(bus: BusConnection, collection: String, deadline: Deadline) {
+    private init(bus: BusConnection, deadline: Deadline) {
         self.bus = bus
-        self.collection = collection
         self.deadline = deadline
     }
 
@@ -105,27 +105,52 @@ final class SecretServiceClient {
     private static func connect(deadline: Deadline) throws(Failure) -> SecretServiceClient {
         let bus: BusConnection
         do { bus = try BusConnection.open(deadline: deadline) } catch { throw .bus(error) }
-        func readAlias() throws(Failure) -> String {
-            let replies: [Reply]
-            do {
-                replies = try bus.callAll([method(servicePath, serviceInterface, "ReadAlias", [.string("default")])],
-                                          destination: destination, deadline: deadline)
-            } catch { throw .bus(error) }
-            guard let path = try values(replies[0]).first?.objectPath else { throw .bus(.protocolError("the provider answered ReadAlias with something else")) }
-            return path
-        }
-        // gnome-keyring registers a new client from an idle callback, and a first call that it handles before
-        // that callback runs finds no collection ("/", with a CRITICAL in its log). Rare, and only for the
-        // first call of a connection: asking again a moment later tells it from "no default collection".
-        var path = try readAlias()
+        return SecretServiceClient(bus: bus, deadline: deadline)
+    }
+
+    // MARK: - The default collection
+
+    private static let readAlias = method(servicePath, serviceInterface, "ReadAlias", [.string("default")])
+
+    private static func aliasPath(_ reply: Reply) throws(Failure) -> String {
+        guard let path = try values(reply).first?.objectPath else { throw .bus(.protocolError("the provider answered ReadAlias with something else")) }
+        return path
+    }
+
+    /// The default collection's object path, resolving the `default` alias the first time.
+    ///
+    /// gnome-keyring registers a new client from an idle callback, and a first call that it handles before
+    /// that callback runs finds no collection ("/", with a CRITICAL in its log). Rare, and only for the
+    /// first calls of a connection: asking again a moment later tells it from "no default collection".
+    func defaultCollection() throws(Failure) -> String {
+        if let collectionPath { return collectionPath }
+        var path = try Self.aliasPath(callAll([Self.readAlias])[0])
         for pause in [10_000, 40_000] as [UInt32] where path == "/" && deadline.remainingMilliseconds > 100 {
             usleep(pause)
-            path = try readAlias()
+            path = try Self.aliasPath(callAll([Self.readAlias])[0])
         }
         guard path != "/" else {
             throw .slot(.serviceUnavailable("the provider has no default collection (create or choose a default keyring, for example in Seahorse)"))
         }
-        return SecretServiceClient(bus: bus, collection: path, deadline: deadline)
+        collectionPath = path
+        return path
+    }
+
+    /// `calls` (calls that do not name the default collection), with the `default` alias resolved in the same
+    /// trip when it is not yet: one round trip fewer for the first operation. The provider answers a
+    /// connection's calls in order, so an alias that resolves vouches for the calls after it; one that does
+    /// not (the first-call race above, or no default collection) is resolved on its own and the calls asked
+    /// again.
+    private func callAllResolvingAlias(_ calls: [BusCall]) throws(Failure) -> [Reply] {
+        guard collectionPath == nil else { return try callAll(calls) }
+        let replies = try callAll([Self.readAlias] + calls)
+        let path = try Self.aliasPath(replies[0])
+        if path != "/" {
+            collectionPath = path
+            return Array(replies.dropFirst())
+        }
+        _ = try defaultCollection()
+        return try callAll(calls)
     }
 
     /// The words for a failure.
@@ -136,7 +161,7 @@ final class SecretServiceClient {
         case .bus(let e):
             switch e {
             case .libraryUnavailable(let why):
-                return .serviceUnavailable("vaultctl could not load libsystemd, which it talks to the session bus with (\(why)); install it (Debian: libsystemd0)")
+                return .serviceUnavailable("vaultctl could not load libsystemd, which it talks to the session bus with, or a library it needs (\(why)); install libsystemd and what it depends on (Debian: libsystemd0)")
             case .noAddress:
                 return .serviceUnavailable("there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus is not there)")
             case .badAddress(let fromEnvironment):
@@ -202,8 +227,8 @@ final class SecretServiceClient {
                [.string(SessionKeyExchange.algorithm), .variant(.bytes(exchange.publicKey))])
     }
 
-    /// The default collection's `Locked` property.
-    private var collectionLocked: BusCall { Self.getProperty(collection, Self.collectionInterface, "Locked") }
+    /// A collection's `Locked` property.
+    private static func lockedProperty(_ collection: String) -> BusCall { getProperty(collection, collectionInterface, "Locked") }
 
     /// The answer to `collectionLocked`.
     private static func lockedState(_ reply: Reply) throws(Failure) -> Bool {
@@ -262,7 +287,7 @@ final class SecretServiceClient {
         if let exchange {
             calls.append(Self.openSession(exchange))
         }
-        let replies = try callAll(calls)
+        let replies = try callAllResolvingAlias(calls)
         if let exchange { try finishSession(replies[2], exchange) }
         let found = try searched(replies[0], collections: replies[1])
         lastFound = (name, found)
@@ -368,7 +393,8 @@ final class SecretServiceClient {
     /// Stores `secret` as an item with `attributes`, replacing the item that has exactly those.
     func store(_ secret: SecretBytes, attributes: [(String, String)], label: String) throws(Failure) {
         lastFound = nil
-        var calls = [collectionLocked]
+        let collection = try defaultCollection()
+        var calls = [Self.lockedProperty(collection)]
         let exchange = session == nil ? try Self.newExchange() : nil
         if let exchange {
             calls.append(Self.openSession(exchange))
@@ -414,12 +440,26 @@ final class SecretServiceClient {
         }
     }
 
-    /// The `slot` attribute of every vaultctl item in every collection (locked ones too).
-    func slotNames() throws(Failure) -> [String] {
-        let replies = try callAll([Self.search([("xdg:schema", SecretServiceSlot.schemaName)]), Self.collectionsProperty])
+    /// The `slot` attribute of every vaultctl item the provider shows in any collection (locked ones too),
+    /// and the labels of the collections that are locked (asked in the same trip as the attributes): a
+    /// provider may hide a locked collection's items.
+    func slotNames() throws(Failure) -> (names: [String], lockedCollections: [String]) {
+        let replies = try callAllResolvingAlias([Self.search([("xdg:schema", SecretServiceSlot.schemaName)]), Self.collectionsProperty])
         let paths = try searched(replies[0], collections: replies[1]).map(\.path)
+        let collections = try Self.collections(replies[1])
+        let answers = try callAll(paths.map { Self.getProperty($0, Self.itemInterface, "Attributes") }
+                                  + collections.map(Self.lockedProperty)
+                                  + collections.map { Self.getProperty($0, Self.collectionInterface, "Label") })
+        var locked: [String] = []
+        for (i, collection) in collections.enumerated() {
+            // Only a collection that says it is locked is named; one that cannot say (gone meanwhile, an
+            // error, an odd answer) does not cost the whole listing.
+            guard (try? Self.lockedState(answers[paths.count + i])) == true else { continue }
+            let label = (try? Self.values(answers[paths.count + collections.count + i]))?.first?.unwrapped.string ?? ""
+            locked.append(label.isEmpty ? String(collection.split(separator: "/").last ?? Substring(collection)) : label)
+        }
         var names: [String] = []
-        for reply in try callAll(paths.map { Self.getProperty($0, Self.itemInterface, "Attributes") }) {
+        for reply in answers.prefix(paths.count) {
             let v: [DBusValue]
             do { v = try Self.values(reply) } catch {
                 if case .bus(.remote(let name, _)) = error, Self.isGone(name) { continue }  // deleted meanwhile
@@ -427,14 +467,15 @@ final class SecretServiceClient {
             }
             if let slot = v.first?.unwrapped.stringPairs?[SecretServiceSlot.attribute] { names.append(slot) }
         }
-        return names
+        return (names, locked)
     }
 
     /// Locks the default collection unless it already is; whether this call locked it. Returns only when the
     /// provider said it is locked: `Lock` answers with the objects it locked and a prompt ("/" when none is
     /// needed).
     func lockCollection() throws(Failure) -> Bool {
-        if try Self.lockedState(callAll([collectionLocked])[0]) { return false }
+        let collection = try defaultCollection()
+        if try Self.lockedState(callAll([Self.lockedProperty(collection)])[0]) { return false }
         let v = try call(Self.method(Self.servicePath, Self.serviceInterface, "Lock", [.array(element: "o", [.objectPath(collection)])]))
         guard v.count == 2, let locked = v[0].objectPaths, let prompt = v[1].objectPath else {
             throw .bus(.protocolError("the provider answered Lock with something else"))

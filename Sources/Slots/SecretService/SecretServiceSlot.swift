@@ -82,9 +82,10 @@ public struct SecretServiceSlot: Slot {
     public func lockDefaultCollection() throws(SlotError) -> LockedCollection? {
         try run("locking the default collection", changes: true) { (c) throws(SecretServiceClient.Failure) -> LockedCollection? in
             // The label first: a locked KeePassXC database shows only its file name.
-            let label = SlotErrorText.oneLine(c.label(ofCollection: c.collection), limit: 100)
+            let collection = try c.defaultCollection()
+            let label = SlotErrorText.oneLine(c.label(ofCollection: collection), limit: 100)
             guard try c.lockCollection() else { return nil }
-            return LockedCollection(path: c.collection, label: label)
+            return LockedCollection(path: collection, label: label)
         }
     }
 
@@ -140,14 +141,15 @@ public struct SecretServiceSlot: Slot {
     /// The slot names in the collection: one search for the item paths, then every item's `Attributes`
     /// asked for at once (pipelined), never the secrets.
     public func names() throws(SlotError) -> [SlotName] {
-        try namesAndSkipped().names
+        try listing().names
     }
 
-    public func namesAndSkipped() throws(SlotError) -> (names: [SlotName], skipped: Int) {
-        try run("listing slots") { (c) throws(SecretServiceClient.Failure) -> (names: [SlotName], skipped: Int) in
-            let raw = try c.slotNames()
+    public func listing() throws(SlotError) -> SlotListing {
+        try run("listing slots") { (c) throws(SecretServiceClient.Failure) -> SlotListing in
+            let (raw, locked) = try c.slotNames()
             let valid = raw.compactMap(SlotName.init)
-            return (Set(valid).sorted(), raw.count - valid.count)
+            let places = locked.map { SlotErrorText.oneLine($0, limit: 100) }
+            return SlotListing(names: Set(valid).sorted(), skipped: raw.count - valid.count, lockedPlaces: places)
         }
     }
 

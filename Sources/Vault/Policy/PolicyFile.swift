@@ -39,9 +39,9 @@ extension Policy {
 }
 
 /// Reads a file that is not ours to check for privacy: the file named to `vaultctl policy check`.
-enum PolicyFileReader {
+public enum PolicyFileReader {
     /// The bytes of `path`, at most `maximumCount + 1` of them (one more shows the file is too large).
-    static func read(_ path: String, maximumCount: Int) throws(VaultError) -> [UInt8] {
+    public static func read(_ path: String, maximumCount: Int) throws(VaultError) -> [UInt8] {
         // O_NONBLOCK: opening a FIFO with no writer must not hang; it is cleared before reading.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else { throw failure(path, "cannot open it", errno) }

@@ -11,10 +11,13 @@ public enum Delivery {
         public let status: Int32
         /// False when every byte was still in the pipe when COMMAND ended: it never read its stdin.
         public let readAny: Bool
+        /// Whether COMMAND was killed at the bound it was given.
+        public var timedOut = false
     }
 
-    /// Runs `command` (searched in PATH) with the secret on stdin and waits for it.
-    public static func toStdin(_ command: [String], _ secret: SecretBytes) -> Outcome {
+    /// Runs `command` (searched in PATH) with the secret on stdin and waits for it: without a bound, or
+    /// at most `seconds`, then kills it (`timedOut`).
+    public static func toStdin(_ command: [String], _ secret: SecretBytes, atMost seconds: Double? = nil) -> Outcome {
         // The pipe holds the whole secret, so the write below cannot block on a program that never reads;
         // without the room, nothing starts.
         guard !command.isEmpty, let input = ChildSpawn.pipe(holding: secret.count) else { return Outcome(status: 127, readAny: false) }
@@ -31,10 +34,24 @@ public enum Delivery {
         // how much of the secret it left unread (it is closed, and the rest discarded, right after).
         let written = secret.withUnsafeBytes { ChildSpawn.writeAll(input.write, $0) }
         close(input.write)
-        let status = Spawn.wait(pid)
+        var timedOut = false
+        let status: Int32
+        if let seconds {
+            if let ended = Spawn.wait(pid, atMost: seconds) {
+                status = ended
+            } else {
+                Spawn.kill(pid)
+                status = 128 + SIGKILL
+                timedOut = true
+            }
+        } else {
+            status = Spawn.wait(pid)
+        }
         var unread: Int32 = 0
         let asked = ioctl(input.read, UInt(FIONREAD), &unread)
         close(input.read)
-        return Outcome(status: status, readAny: asked != 0 || Int(unread) < written)
+        var outcome = Outcome(status: status, readAny: asked != 0 || Int(unread) < written)
+        outcome.timedOut = timedOut
+        return outcome
     }
 }

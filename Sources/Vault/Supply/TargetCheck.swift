@@ -6,9 +6,20 @@ import Glibc
 /// the secret (it is still locked). Asked before the prompt and again right before delivery.
 public struct TargetCheck: Sendable {
     public let program: String
+    /// The longest a run may take before it is killed (nil: no bound, as for supply, whose person sees it
+    /// hang and can stop it); a run killed at the bound has status 124 (as timeout(1)) and is not "locked".
+    public let seconds: Double?
+
+    /// The status of a run killed at its bound.
+    public static let timedOutStatus: Int32 = 124
 
     public init(program: String) {
+        self.init(program: program, seconds: nil)
+    }
+
+    public init(program: String, seconds: Double?) {
         self.program = program
+        self.seconds = seconds
     }
 
     /// After a delivery: whether the target is unlocked now, giving it up to a second to notice.
@@ -28,7 +39,14 @@ public struct TargetCheck: Sendable {
             posix_spawn_file_actions_adddup2(&actions, 2, 1)
         }
         guard case .success(let pid) = started else { return (false, 127) }
-        let status = Spawn.wait(pid)
+        guard let seconds else {
+            let status = Spawn.wait(pid)
+            return (status == 0, status)
+        }
+        guard let status = Spawn.wait(pid, atMost: seconds) else {
+            Spawn.kill(pid)
+            return (false, TargetCheck.timedOutStatus)
+        }
         return (status == 0, status)
     }
 }

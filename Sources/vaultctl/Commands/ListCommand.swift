@@ -6,23 +6,31 @@ import Vault
 enum ListCommand {
     static func run(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let vault = try context.vault()
-        let listing: (entries: [Vault.Entry], syncError: SlotError?, skipped: Int)
+        let listing: (entries: [Vault.Entry], syncError: SlotError?, sync: SlotListing)
         do { listing = try vault.list() } catch { throw ErrorReport.failure(error) }
         if args.has("json") {
             let slots = listing.entries.map { "{\"slot\":\(JSON.string($0.name.rawValue)),\"mode\":\"\($0.mode.rawValue)\"}" }
             let syncError = listing.syncError.map { JSON.string(SlotErrorText.describe($0)) } ?? "null"
-            Output.out("{\"slots\":[\(slots.joined(separator: ","))],\"syncError\":\(syncError)}\n")
+            let locked = listing.sync.lockedPlaces.map(JSON.string).joined(separator: ",")
+            Output.out("{\"lockedCollections\":[\(locked)],\"slots\":[\(slots.joined(separator: ","))],\"syncError\":\(syncError)}\n")
         } else {
             // Tab-separated for scripts; on a terminal, the names padded to the longest so modes line up.
+            // One write for the whole listing, not one per line (a thousand slots made a thousand writes).
             let width = Terminal.isTerminal(1) ? listing.entries.map { $0.name.rawValue.count }.max() ?? 0 : 0
+            var text = ""
             for e in listing.entries {
                 let name = e.name.rawValue
                 let gap = width > 0 ? String(repeating: " ", count: width - name.count + 2) : "\t"
-                Output.out("\(name)\(gap)\(e.mode.rawValue)\n")
+                text += "\(name)\(gap)\(e.mode.rawValue)\n"
             }
+            Output.out(text)
         }
-        if listing.skipped > 0 {
-            Output.message("warning: \(listing.skipped) Secret Service item\(listing.skipped == 1 ? "" : "s") with vaultctl's schema \(listing.skipped == 1 ? "has" : "have") a slot attribute that is not a valid slot name; not listed (another program stored \(listing.skipped == 1 ? "it" : "them")).")
+        let skipped = listing.sync.skipped
+        if skipped > 0 {
+            Output.message("warning: \(skipped) Secret Service item\(skipped == 1 ? "" : "s") with vaultctl's schema \(skipped == 1 ? "has" : "have") a slot attribute that is not a valid slot name; not listed (another program stored \(skipped == 1 ? "it" : "them")).")
+        }
+        for place in listing.sync.lockedPlaces {
+            Output.message("warning: the Secret Service collection '\(place)' is locked; a provider may hide a locked collection's items, so sync slots kept there may be missing from this list (unlock it and list again).")
         }
         if let e = listing.syncError {
             Output.message("warning: sync slots not listed: \(SlotErrorText.describe(e))")

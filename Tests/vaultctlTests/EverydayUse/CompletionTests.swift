@@ -53,7 +53,7 @@ struct CompletionTests {
         let sb = try Sandbox()
         let cases: [([String], String)] = [
             (["vaultctl", "st"], "status store"),
-            (["vaultctl", "rec"], "recovery"),
+            (["vaultctl", "rec"], "receive recovery"),
             (["vaultctl", "recovery", ""], "confirm-copied generate show status"),
             (["vaultctl", "--v"], "--version"),
             (["vaultctl", "store", "x", "--"], "--allow-supply --help --mode"),

@@ -100,6 +100,9 @@ enum Fixtures {
         for entry in entries where entry.hasPrefix("tpm.") && Paths.exists("\(root)/\(entry)/pids") {
             _ = ProcessRunner.run(Paths.swtpmScript, ["stop", "\(root)/\(entry)"], environment: baseEnvironment)
         }
+        for entry in entries where entry.hasPrefix("ns.") && Paths.exists("\(root)/\(entry)/ns-receiver") {
+            _ = ProcessRunner.run(Paths.sshdNetnsScript, ["stop", "\(root)/\(entry)"], environment: baseEnvironment)
+        }
         try? FileManager.default.removeItem(atPath: root)
     }
 
@@ -110,10 +113,11 @@ enum Fixtures {
         while kill -0 "$1" 2>/dev/null; do sleep 1; done
         for d in "$3"/kr.*; do [ -f "$d/pids" ] && "$2" stop "$d"; done
         for d in "$3"/tpm.*; do [ -f "$d/pids" ] && "$4" stop "$d"; done
+        for d in "$3"/ns.*; do [ -f "$d/ns-receiver" ] && "$5" stop "$d"; done
         rm -rf "$3"
         """
         let words: [String] = ["sh", "-c", script, "vaultctl-e2e-guard", "\(getpid())", Paths.secretServiceScript, root,
-                               Paths.swtpmScript]
+                               Paths.swtpmScript, Paths.sshdNetnsScript]
         let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = [strdup("PATH=\(Paths.systemPATH)"), nil]
         defer {

@@ -39,6 +39,7 @@ final class SecretServiceInstance: Sendable {
         case scriptedItemLocked = "scripted:item-locked"
         case scriptedItemLockedAllow = "scripted:item-locked-allow"
         case scriptedExitMidCall = "scripted:exit-mid-call"
+        case scriptedAliasRace = "scripted:alias-race"
         /// KeePassXC headless on a new database, access confirmation off (collection 'vaultctl test').
         case keepassxc
         /// The same with KeePassXC's default: every read of an item needs the person's confirmation.

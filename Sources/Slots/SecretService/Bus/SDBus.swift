@@ -344,15 +344,18 @@ private final class PendingReplies {
 
 /// sd-bus's functions, from libsystemd loaded by the first `BusConnection.open` (CSystemd/shim.h says why it
 /// is loaded, not linked), or why it could not be.
-private let loadedSDBus: Result<vaultctl_sd_bus, DBusError> = {
+private let loadedSDBus = loadSDBus(soname: "libsystemd.so.0")
+
+/// Loads the library named `soname` (once per process: see `loadedSDBus`).
+func loadSDBus(soname: String) -> Result<vaultctl_sd_bus, DBusError> {
     let table = UnsafeMutablePointer<vaultctl_sd_bus>.allocate(capacity: 1)
     defer { table.deallocate() }
     var error: UnsafePointer<CChar>?
-    guard vaultctl_sd_bus_load(table, &error) == 0 else {
-        return .failure(.libraryUnavailable(error.map { String(cString: $0) } ?? "libsystemd.so.0 could not be loaded"))
+    guard vaultctl_sd_bus_load(table, soname, &error) == 0 else {
+        return .failure(.libraryUnavailable(error.map { String(cString: $0) } ?? "\(soname) could not be loaded"))
     }
     return .success(table.pointee)
-}()
+}
 
 /// A table of function addresses, written once by the loader and only read after: safe to share.
 extension vaultctl_sd_bus: @unchecked @retroactive Sendable {}

@@ -14,15 +14,18 @@ enum Gcrypt {
 
     /// libgcrypt's functions, loaded and initialised once per process (CGcrypt/shim.h says why it is
     /// loaded, not linked), or why that failed.
-    fileprivate static let loaded: Result<vaultctl_gcry, Unavailable> = {
+    fileprivate static let loaded = load(soname: "libgcrypt.so.20")
+
+    /// Loads the library named `soname` and initialises it (once per process: see `loaded`).
+    static func load(soname: String) -> Result<vaultctl_gcry, Unavailable> {
         let table = UnsafeMutablePointer<vaultctl_gcry>.allocate(capacity: 1)
         defer { table.deallocate() }
         var error: UnsafePointer<CChar>?
-        guard vaultctl_gcry_load(table, requiredVersion, &error) != nil else {
-            return .failure(Unavailable(reason: error.map { String(cString: $0) } ?? "libgcrypt.so.20 could not be loaded"))
+        guard vaultctl_gcry_load(table, soname, requiredVersion, &error) != nil else {
+            return .failure(Unavailable(reason: error.map { String(cString: $0) } ?? "\(soname) could not be loaded"))
         }
         return .success(table.pointee)
-    }()
+    }
 
     /// Why libgcrypt is not there to use: the loader's words.
     struct Unavailable: Error, Sendable {
