@@ -12,13 +12,18 @@ public struct Vault: Sendable {
     /// A lock file that serializes changes (store, move, delete) across processes, so two stores of one
     /// slot into different modes cannot each delete the other's copy. nil: no cross-process lock (tests).
     public let changeLock: String?
+    /// Which destructive changes need a fresh authentication (the policy's `gate` section), read only when
+    /// such a change is about to happen, so a malformed policy stops no first store.
+    public let changeGates: @Sendable () throws(VaultError) -> ChangeGates
 
-    public init(device: any Slot, sync: any Slot, record: ModeRecord, gate: any PresenceGate, changeLock: String? = nil) {
+    public init(device: any Slot, sync: any Slot, record: ModeRecord, gate: any PresenceGate, changeLock: String? = nil,
+                changeGates: @escaping @Sendable () throws(VaultError) -> ChangeGates = { .all }) {
         self.device = device
         self.sync = sync
         self.record = record
         self.gate = gate
         self.changeLock = changeLock
+        self.changeGates = changeGates
     }
 
     /// Runs `body` holding the change lock (an exclusive `flock`), when there is one. Waits at most
@@ -61,11 +66,19 @@ public struct Vault: Sendable {
 
     /// Writes `secret` to the `mode` slot, then records it, then removes any copy from the other slot, so a
     /// crash at any point leaves the secret readable.
-    public func store(_ name: SlotName, _ secret: SecretBytes, mode: SlotMode) throws(VaultError) -> StoreOutcome {
+    /// `expectingEmpty` (a store that was let through without a password because the slot held nothing):
+    /// a value another command stored meanwhile is not replaced; `changedMeanwhile` (75) instead.
+    public func store(_ name: SlotName, _ secret: SecretBytes, mode: SlotMode,
+                      expectingEmpty: Bool = false) throws(VaultError) -> StoreOutcome {
         guard (1...SecretBytes.maximumCount).contains(secret.count) else {
             throw .slot(.badSecretSize(secret.count))
         }
-        return try serialized { () throws(VaultError) -> StoreOutcome in try storeLocked(name, secret, mode: mode) }
+        return try serialized { () throws(VaultError) -> StoreOutcome in
+            if expectingEmpty, try Self.replaces(loadMode(name), recorded: record.hint(for: name)) {
+                throw .changedMeanwhile(name)
+            }
+            return try storeLocked(name, secret, mode: mode)
+        }
     }
 
     private func storeLocked(_ name: SlotName, _ secret: SecretBytes, mode: SlotMode) throws(VaultError) -> StoreOutcome {

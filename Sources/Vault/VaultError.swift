@@ -41,6 +41,11 @@ public enum VaultError: Error, Sendable {
     /// The audit line that must go out before a secret does could not be written, so nothing was disclosed
     /// (the CLI says why).
     case auditUnwritable
+    /// Another command stored a value for this slot while this one asked nothing (it found the slot empty),
+    /// so it did not replace that value without a password (75).
+    case changedMeanwhile(SlotName)
+    /// The request needs an option it lacks to go ahead (`recovery generate --replace`): exit 64.
+    case needsOption(String)
     /// The input is not usable (secrets that do not match when typed twice, …).
     case badInput(String)
 }

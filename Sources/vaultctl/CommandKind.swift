@@ -52,17 +52,17 @@ enum CommandKind: String, CaseIterable, Sendable {
         }
     }
 
-    /// Whether the command may ask PAM, and so takes `--password-stdin` (the command table adds it). `store`
-    /// never asks and reads the secret itself from standard input.
+    /// Whether the command may ask PAM, and so takes `--password-stdin` (the command table adds it). `store`,
+    /// `delete` and `recovery generate` ask only when a value would be lost.
     var mayAskPAM: Bool {
         switch self {
         // `recovery confirm-copied` and `credential erase` read the value to compare it (a device read opens
         // the device key: with a TPM, an unseal), so they are gated like a read.
-        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock, .deviceKeySeal, .credentialGet,
-             .recoveryConfirmCopied, .credentialErase, .send:
+        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock, .deviceKeySeal, .credentialGet, .send,
+             .recoveryConfirmCopied, .credentialErase, .store, .delete, .recoveryGenerate:
             return true
         // `receive` asks nothing and writes its own audit lines (judged from what sshd says about the sender).
-        case .store, .delete, .list, .status, .recoveryGenerate, .recoveryStatus,
+        case .list, .status, .recoveryStatus,
              .lock, .log, .policyCheck, .help, .deviceKeyStatus, .completion, .credentialStore,
              .receive, .targetAdd, .targetList, .targetRemove:
             return false
@@ -70,9 +70,23 @@ enum CommandKind: String, CaseIterable, Sendable {
     }
 
     /// Whether `--password-stdin` is offered: `credential get` and `erase` may ask PAM, but their standard
-    /// input is git's credential description.
-    var takesPasswordStdin: Bool { mayAskPAM && self != .credentialGet && self != .credentialErase }
+    /// input is git's credential description; `store`'s carries the new secret.
+    var takesPasswordStdin: Bool { mayAskPAM && self != .credentialGet && self != .credentialErase && self != .store }
 
-    /// Whether the command leaves a line in the audit log: every gated command, and lock.
-    var isAudited: Bool { mayAskPAM || self == .lock }
+    /// Whether the command changes what the vault holds or allows (each change leaves an audit line).
+    var isChange: Bool {
+        switch self {
+        case .store, .delete, .move, .recoveryGenerate, .recoveryConfirmCopied, .allowSupply, .lock, .unlock,
+             .deviceKeySeal:
+            return true
+        // `receive` writes its own audit lines; the target list is send's configuration (issue 17).
+        case .read, .list, .status, .recoveryShow, .recoveryStatus, .supply, .askpass, .log, .policyCheck, .help,
+             .deviceKeyStatus, .completion, .credentialGet, .credentialStore, .credentialErase,
+             .send, .receive, .targetAdd, .targetList, .targetRemove:
+            return false
+        }
+    }
+
+    /// Whether the command leaves a line in the audit log: every gated command, and every change.
+    var isAudited: Bool { mayAskPAM || isChange }
 }

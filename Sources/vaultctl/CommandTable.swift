@@ -45,8 +45,9 @@ enum CommandTable {
                 abstract: "Store a secret in a slot, replacing any old value.",
                 discussion: """
                 The secret is read from standard input when it is not a terminal (the exact bytes, nothing \
-                trimmed), otherwise asked twice with echo off. It is never taken from arguments. After the new \
-                value is written and recorded, any copy in the other slot is removed.
+                trimmed), otherwise asked twice with echo off. It is never taken from arguments. Replacing a \
+                value asks for your password first (VAULT_ASKPASS or the terminal; policy gate.storeOver). After \
+                the new value is written and recorded, any copy in the other slot is removed.
                 """,
                 positionals: 1...1,
                 options: [modeOption, .flag("allow-supply", "let 'vaultctl supply' and 'askpass' hand this slot to other programs")],
@@ -61,9 +62,9 @@ enum CommandTable {
                 xsel on X11) and is cleared after 45 s (--clip-seconds, VAULTCTL_CLIP_SECONDS) if the clipboard still holds it.
                 """,
                 positionals: 1...1, options: clipOptions, run: ReadCommand.run),
-        Command(kind: .delete, synopsis: "delete SLOT",
-                abstract: "Remove a secret from both slots.",
-                discussion: "Removes the value from the device slot and the Secret Service, and its record.",
+        Command(kind: .delete, synopsis: "delete SLOT [--password-stdin]",
+                abstract: "Remove a secret from both slots, after a fresh PAM authentication.",
+                discussion: "Asks for your password (policy gate.delete), then removes the value from the device slot and the Secret Service, and its record.",
                 positionals: 1...1, options: [], run: DeleteCommand.run),
         Command(kind: .list, synopsis: "list [--json]",
                 abstract: "List slot names and where each is kept (never the secrets).",
@@ -88,13 +89,16 @@ enum CommandTable {
                 positionals: 1...1,
                 options: [.value("to", "MODE", choices: ["device", "sync"], "the slot to move it to")],
                 run: MoveCommand.run),
-        Command(kind: .recoveryGenerate, synopsis: "recovery generate [--mode device|sync]",
+        Command(kind: .recoveryGenerate, synopsis: "recovery generate [--mode device|sync] [--replace] [--password-stdin]",
                 abstract: "Store a new random recovery code in slot 'recovery-code' (not shown).",
                 discussion: """
-                160 random bits as 32 letters in groups of four, replacing any old code. Show it with \
-                'vaultctl recovery show', write it down, then run 'vaultctl recovery confirm-copied'.
+                160 random bits as 32 letters in groups of four. Show it with 'vaultctl recovery show', write it \
+                down, then run 'vaultctl recovery confirm-copied'. Replacing an old code asks for your password \
+                (gate.storeOver); replacing one marked as written down also needs --replace and always asks.
                 """,
-                positionals: 0...0, options: [modeOption], run: RecoveryCommand.generate),
+                positionals: 0...0,
+                options: [modeOption, .flag("replace", "replace a recovery code that is marked as written down")],
+                run: RecoveryCommand.generate),
         Command(kind: .recoveryShow, synopsis: "recovery show [--password-stdin]",
                 abstract: "Print the recovery code after a fresh PAM authentication.",
                 discussion: "",

@@ -101,7 +101,8 @@ final class Context {
                       sync: SecretServiceSlot(),
                       record: ModeRecord(folder: locations.config),
                       gate: gate,
-                      changeLock: "\(locations.state)/.changes.lock")
+                      changeLock: "\(locations.state)/.changes.lock",
+                      changeGates: { () throws(VaultError) in try Policy.load(configFolder: config).gates })
         builtVault = v
         return v
     }

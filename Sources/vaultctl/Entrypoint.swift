@@ -126,7 +126,7 @@ enum Entrypoint {
                       reason: String?) -> AuditEntry {
         let slot: String?
         switch kind {
-        case .recoveryShow, .recoveryConfirmCopied: slot = RecoveryCode.slot.rawValue
+        case .recoveryShow, .recoveryGenerate, .recoveryConfirmCopied: slot = RecoveryCode.slot.rawValue
         default: slot = context.auditedSlot?.rawValue ?? parsed.positionals.first.flatMap { SlotName($0)?.rawValue }
         }
         let origin = (try? context.origin().description) ?? "unknown origin"

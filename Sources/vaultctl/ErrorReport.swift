@@ -31,6 +31,11 @@ enum ErrorReport {
             return CommandFailure(code: .config, message: "\(Quote.escaped(path, quotes: false)): \(detail).")
         case .badInput(let why):
             return CommandFailure(code: .dataError, message: why)
+        case .changedMeanwhile(let name):
+            return CommandFailure(code: .tryLater, message:
+                "Another command stored a value in slot '\(name)' meanwhile, so it was not replaced without your password; run the store again.")
+        case .needsOption(let why):
+            return CommandFailure(code: .usage, message: why)
         case .blocked(let until, let now):
             return CommandFailure(code: .tryLater, message:
                 "Too many failed attempts: gated commands are blocked until \(TimeText.localClock(until)) (in \(TimeText.duration(until - now))); try again then.")

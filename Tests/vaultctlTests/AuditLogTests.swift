@@ -22,7 +22,9 @@ struct AuditLogTests {
         let secret = Self.secret37(name)
         try #require(secret.count == 37)
         try sb.storeSuppliable(name, secret)
-        #expect(sb.auditFileLines.isEmpty, "store is not gated")
+        // A store is a change: its own line, then the runs below.
+        let stored = sb.auditFileLines
+        #expect(stored.count == 1 && stored.first?.contains(#""command":"store""#) == true, "\(stored)")
 
         let runs: [(args: [String], password: CountedPassword, origin: [String: String], status: Int32)] = [
             (["read", name], .correct, [:], 0),
@@ -37,7 +39,7 @@ struct AuditLogTests {
         }
 
         // A run repeated after a pam_wrapper race (see `isPAMWrapperRace`) left an "error" line of its own.
-        let lines = sb.auditFileLines.filter { !$0.contains("PAM could not start") }
+        let lines = sb.auditFileLines.dropFirst(stored.count).filter { !$0.contains("PAM could not start") }
         let lineCount = runs.count + 2  // the two supplies that handed the secret over
         #expect(lines.count == lineCount, "\(lines)")
         let fileEntries = try JSONLines.parse(lines.joined(separator: "\n"))
@@ -47,7 +49,7 @@ struct AuditLogTests {
 
         let log = try sb.vaultctlCounted(["log", "--json"])
         #expect(log.status == 0, "\(log)")
-        let entries = try JSONLines.parse(log.stdoutText).filter { !(($0["reason"] as? String)?.contains("PAM could not start") ?? false) }
+        let entries = try JSONLines.parse(log.stdoutText).dropFirst(stored.count).filter { !(($0["reason"] as? String)?.contains("PAM could not start") ?? false) }
         try #require(entries.count == lineCount, "\(log.stdoutText)")
         for entry in entries {
             #expect(Set(entry.keys) == Self.fields, "\(entry.keys.sorted())")
@@ -63,7 +65,7 @@ struct AuditLogTests {
 
         let plain = try sb.vaultctlCounted(["log"])
         #expect(plain.status == 0)
-        #expect(plain.stdoutText.split(separator: "\n").filter { !$0.contains("PAM could not start") }.count == lineCount,
+        #expect(plain.stdoutText.split(separator: "\n").filter { !$0.contains("PAM could not start") }.count == lineCount + stored.count,
                 "\(plain.stdoutText)")
 
         // Never the secret, never its length.
@@ -125,6 +127,7 @@ struct AuditLogTests {
         let sb = try Sandbox()
         let name = sb.uniqueSlot("audit-usage")
         try sb.storeSuppliable(name, TestData.textSecret(name))
+        let stored = sb.auditFileLines
         let usage: [[String]] = [
             ["supply", name],
             ["supply", name, "/bin/true"],
@@ -143,7 +146,7 @@ struct AuditLogTests {
             let r = try sb.vaultctlCounted(args)
             #expect(r.status == 64, "\(args): \(r)")
         }
-        #expect(sb.auditFileLines.isEmpty, "\(sb.auditFileLines)")
+        #expect(sb.auditFileLines == stored, "only the store's line: \(sb.auditFileLines)")
         #expect(sb.askpassCalls == 0)
     }
 

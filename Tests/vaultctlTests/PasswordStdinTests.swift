@@ -9,8 +9,9 @@ struct PasswordStdinOptionTests {
     func exactlyTheCommandsThatMayAskPAMTakeIt(_ kind: CommandKind) throws {
         let command = try #require(CommandTable.all.first { $0.kind == kind })
         let takes = command.options.contains { $0.name == CommandTable.passwordStdinOption.name }
-        // `credential get` may ask PAM, but its standard input is git's credential description.
-        let expected = kind == .credentialGet || kind == .credentialErase ? false : kind.mayAskPAM
+        // `credential get` and `erase` may ask PAM, but their standard input is git's credential description;
+        // `store`'s is the new secret (a store over a value asks through VAULT_ASKPASS or the terminal).
+        let expected = kind == .credentialGet || kind == .credentialErase || kind == .store ? false : kind.mayAskPAM
         #expect(takes == expected, "\(kind.rawValue)")
         #expect(command.synopsis.contains("--password-stdin") == expected, "the synopsis says so: \(command.synopsis)")
     }

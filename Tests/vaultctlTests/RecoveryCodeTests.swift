@@ -11,10 +11,12 @@ struct RecoveryCodeTests {
     }
 
     /// `recovery generate`; checks it succeeded and printed nothing on stdout.
-    private func generate(_ sb: Sandbox, mode: String? = nil,
+    /// `recovery generate`: a first one asks nothing; `replacing` a code marked as written down passes
+    /// `--replace` and the right password.
+    private func generate(_ sb: Sandbox, mode: String? = nil, replacing: Bool = false,
                           sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
-        let r = try sb.vaultctl(["recovery", "generate"] + (mode.map { ["--mode", $0] } ?? []),
-                                askpass: .unset, sourceLocation: sourceLocation)
+        let r = try sb.vaultctl(["recovery", "generate"] + (mode.map { ["--mode", $0] } ?? []) + (replacing ? ["--replace"] : []),
+                                askpass: replacing ? .correct : .unset, sourceLocation: sourceLocation)
         try #require(r.status == 0, "recovery generate failed: \(r)", sourceLocation: sourceLocation)
         #expect(r.stdout.isEmpty, "generate prints no code on stdout: \(r.stdoutText.debugDescription)",
                 sourceLocation: sourceLocation)
@@ -88,7 +90,7 @@ struct RecoveryCodeTests {
         #expect(status2.copied == .some(true), "marked as copied: \(status2)")
 
         // Rotation: a new code clears the mark.
-        let second = try generate(sb)
+        let second = try generate(sb, replacing: true)
         let status3 = try sb.recoveryStatus()
         #expect(status3.copied == .some(false), "a new code is not copied yet: \(status3)")
         let code2 = try show(sb)
@@ -124,7 +126,7 @@ struct RecoveryCodeTests {
         #expect(try sb.recoveryStatus().copied == .some(true))
 
         // Rotating into the device slot moves it out of the keyring and clears the mark.
-        _ = try generate(sb, mode: "device")
+        _ = try generate(sb, mode: "device", replacing: true)
         #expect(sb.secretToolLookup("recovery-code").stdout.isEmpty, "the old keyring code is gone")
         let rotated = try sb.recoveryStatus()
         #expect(rotated.state == "cannot-leave-device" && rotated.copied == .some(false), "\(rotated)")

@@ -14,7 +14,8 @@
 ///   },
 ///   "rateLimit": { "failures": 3, "windowSeconds": 300, "blockSeconds": 300 },
 ///   "slotDefaults": { "allowSupply": false },
-///   "prompt": { "askpassSeconds": 120 }
+///   "prompt": { "askpassSeconds": 120 },
+///   "gate": { "storeOver": true, "delete": true }
 /// }
 /// ```
 ///
@@ -29,6 +30,8 @@
 ///   of seconds 1...86400. A whole-valued decimal such as `3.0` counts as the whole number 3.
 /// - `prompt.askpassSeconds` (how long a `VAULT_ASKPASS` program has to answer) is a whole number of
 ///   seconds 1...3600.
+/// - `gate.storeOver` and `gate.delete` (true or false) say whether a `store` that replaces a value and a
+///   `delete` need a fresh authentication (see `ChangeGates`); replacing a confirmed recovery code always does.
 /// - `origin.remoteRanges` is a non-empty array of CIDR ranges (an empty one would let a tailnet's
 ///   addresses inside `fc00::/7` count as nearby); `origin.nearbyRanges` is an array of CIDR ranges and may
 ///   be empty (nothing is nearby). At most `maximumRangeCount` ranges each.
@@ -48,6 +51,8 @@ public struct Policy: Sendable, Equatable {
     public var allowSupplyByDefault: Bool
     /// How long a `VAULT_ASKPASS` program has to answer before it is stopped (`prompt.askpassSeconds`).
     public var askpassSeconds = 120
+    /// Which destructive changes need a fresh authentication (`gate.storeOver`, `gate.delete`).
+    public var gates = ChangeGates.all
 
     public init(remoteRanges: [IPRange], nearbyRanges: [IPRange], rateLimit: RateLimitPolicy,
                 allowSupplyByDefault: Bool) {
@@ -84,7 +89,8 @@ public struct Policy: Sendable, Equatable {
           },
           "rateLimit": { "failures": 3, "windowSeconds": 300, "blockSeconds": 300 },
           "slotDefaults": { "allowSupply": false },
-          "prompt": { "askpassSeconds": 120 }
+          "prompt": { "askpassSeconds": 120 },
+          "gate": { "storeOver": true, "delete": true }
         }
 
         """

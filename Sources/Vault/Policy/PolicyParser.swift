@@ -24,11 +24,12 @@ struct PolicyProblem: Error {
 
 /// Reads a policy document: the raw checks, then the JSON value against the version 1 shape by hand.
 enum PolicyParser {
-    static let topKeys = ["version", "origin", "rateLimit", "slotDefaults", "prompt"]
+    static let topKeys = ["version", "origin", "rateLimit", "slotDefaults", "prompt", "gate"]
     static let originKeys = ["remoteRanges", "nearbyRanges"]
     static let rateLimitKeys = ["failures", "windowSeconds", "blockSeconds"]
     static let slotDefaultsKeys = ["allowSupply"]
     static let promptKeys = ["askpassSeconds"]
+    static let gateKeys = ["storeOver", "delete"]
 
     /// Deepest nesting of arrays and objects a document may have (the document's own object is level 1).
     static let maximumDepth = 32
@@ -116,7 +117,20 @@ enum PolicyParser {
                 policy.askpassSeconds = try wholeNumber(v, in: 1...3600, at: "prompt.askpassSeconds", unit: " of seconds")
             }
         }
+        if let gate = top["gate"] {
+            let members = try object(gate, at: "gate")
+            try rejectUnknownKeys(members, known: gateKeys, at: "gate")
+            if let v = members["storeOver"] { policy.gates.storeOver = try boolean(v, at: "gate.storeOver") }
+            if let v = members["delete"] { policy.gates.delete = try boolean(v, at: "gate.delete") }
+        }
         return policy
+    }
+
+    private static func boolean(_ value: JSONValue, at keyPath: String) throws(PolicyProblem) -> Bool {
+        guard case .bool(let b) = value else {
+            throw PolicyProblem(detail: "\(quoted(keyPath)) must be true or false, not \(value.kind)")
+        }
+        return b
     }
 
     private static func checkVersion(_ value: JSONValue?) throws(PolicyProblem) {

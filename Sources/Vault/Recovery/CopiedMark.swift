@@ -94,6 +94,16 @@ public struct CopiedMark: Sendable {
         .configuration(path: path, detail: "it is not a valid copied mark; remove it and confirm again")
     }
 
+    /// Whether a mark is there (for this code or, left by an older vaultctl, an earlier one); reads no code.
+    public func isPresent() throws(VaultError) -> Bool {
+        do {
+            guard try SecureFile.privateFolderExists(folder) else { return false }
+            return try SecureFile.privateFileExists(path)
+        } catch {
+            throw .slot(error)
+        }
+    }
+
     /// Removes the mark (when the code is deleted).
     public func clear() throws(VaultError) {
         do { try SecureFile.remove(path) } catch { throw .slot(error) }

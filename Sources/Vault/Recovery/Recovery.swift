@@ -9,9 +9,21 @@ extension Vault {
     }
 
     /// Stores a new random recovery code in place of any old one. The code is not shown.
-    public func generateRecoveryCode(mode: SlotMode) throws(VaultError) -> StoreOutcome {
+    ///
+    /// Replacing a code is a store over a value (PAM unless `gate.storeOver` is false). Replacing one the
+    /// person marked as written down (a copied mark is there) needs `replace` and PAM whatever the policy
+    /// says: that code is the one way back into an account. The mark is removed once the new code is in.
+    public func generateRecoveryCode(mode: SlotMode, replace: Bool = false, mark: CopiedMark? = nil) throws(VaultError) -> StoreOutcome {
+        let marked = try mark?.isPresent() ?? false
+        let held = try steadily { () throws(VaultError) in try loadMode(RecoveryCode.slot) }
+        if marked && held != .none && !replace {
+            throw .needsOption("The recovery code in slot '\(RecoveryCode.slot)' is marked as written down; replacing it makes the copy you wrote down useless. If that is what you want, run 'vaultctl recovery generate --replace' (it asks for your password).")
+        }
+        let wasEmpty = try confirmStore(RecoveryCode.slot, always: marked)
         let code = RecoveryCode.generate()
-        return try store(RecoveryCode.slot, code, mode: mode)
+        let outcome = try store(RecoveryCode.slot, code, mode: mode, expectingEmpty: wasEmpty)
+        if marked { try mark?.clear() }
+        return outcome
     }
 
     /// Location status plus the copied mark. Nothing is decrypted and no device key is opened (a status

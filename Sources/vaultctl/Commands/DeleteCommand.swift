@@ -1,10 +1,12 @@
 import Vault
 
-/// `vaultctl delete SLOT`: remove from both slots and the record.
+/// `vaultctl delete SLOT`: after PAM, remove from both slots and the record.
 enum DeleteCommand {
     static func run(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let name = try context.slotName(args.positionals[0])
         let vault = try context.vault()
+        // PAM before anything is forgotten (gate.delete): a wrong password leaves the value and its permission.
+        do { try vault.confirmDelete(name) } catch { throw ErrorReport.failure(error) }
         // The permission and last supply go with the value: forgotten first (a delete killed halfway must
         // not leave a permission that a later, new value would inherit), put back if the delete failed
         // while the value may still be there.

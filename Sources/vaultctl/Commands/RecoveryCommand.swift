@@ -7,7 +7,7 @@ enum RecoveryCommand {
         let mode = SlotMode(rawValue: args.options["mode"] ?? "device")!
         let vault = try context.vault()
         do {
-            let outcome = try vault.generateRecoveryCode(mode: mode)
+            let outcome = try vault.generateRecoveryCode(mode: mode, replace: args.has("replace"), mark: context.copiedMark())
             if let warning = outcome.warning { Output.message("warning: \(warning)") }
         } catch {
             throw ErrorReport.failure(error)

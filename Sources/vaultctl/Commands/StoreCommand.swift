@@ -1,15 +1,26 @@
 import Slots
 import Vault
 
-/// `vaultctl store SLOT [--mode device|sync]`: the secret from stdin (not a terminal) or asked twice.
+/// `vaultctl store SLOT [--mode device|sync]`: the secret from stdin (not a terminal) or asked twice; PAM
+/// first when it replaces a value.
 enum StoreCommand {
     static func run(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let name = try context.slotName(args.positionals[0])
         let mode = SlotMode(rawValue: args.options["mode"] ?? "device")!
         let vault = try context.vault()
+        // Replacing a value asks for the password first (gate.storeOver); a wrong one leaves the old value.
+        var wasEmpty: Bool
+        do { wasEmpty = try vault.confirmStore(name) } catch { throw ErrorReport.failure(error) }
         let secret = try readNewSecret(for: name)
-        let outcome: Vault.StoreOutcome
-        do { outcome = try vault.store(name, secret, mode: mode) } catch {
+        var outcome: Vault.StoreOutcome
+        do throws(VaultError) {
+            do { outcome = try vault.store(name, secret, mode: mode, expectingEmpty: wasEmpty) } catch {
+                // A parallel store put a value there since it looked: now it is a replacement, asked for as one.
+                guard case .changedMeanwhile = error else { throw error }
+                wasEmpty = try vault.confirmStore(name)
+                outcome = try vault.store(name, secret, mode: mode, expectingEmpty: wasEmpty)
+            }
+        } catch {
             throw ErrorReport.failure(error)
         }
         if let warning = outcome.warning { Output.message("warning: \(warning)") }

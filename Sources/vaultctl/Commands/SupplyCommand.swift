@@ -43,12 +43,24 @@ enum SupplyCommand {
         // is for; it is shown in the PAM prompt's context, cleaned and cut short, and logged nowhere.
         var reason = "askpass for slot '\(name)'"
         if let asked { reason += ", asked \"\(AskedPrompt.shown(asked))\"" }
+        // The same program asking the same again right after a delivery did not accept it (ssh-add with a
+        // wrong passphrase in the slot): that delivery counts as a failure, so the rate limit ends the loop.
+        let repeats = AskpassRepeats(stateFolder: context.locations.state, clock: context.clock)
+        let request = AskpassRepeats.Request.current(slot: name, prompt: asked ?? "")
+        do {
+            if try repeats.isRepeat(request) {
+                Output.message("the program asking came back with the same request, so the secret it was given last time was not accepted; counted as a failed attempt.")
+                try context.limiter().recordFailure()
+            }
+        } catch let e as CommandFailure { throw e } catch { throw ErrorReport.unexpected(error) }
         try run(name, args, context, reason: reason, askpass: true) { (secret) throws(VaultError) -> String? in
             if let asked, secret.count >= AskedPrompt.shortestSecretChecked, AskedPrompt.contains(asked, secret) {
                 return "the prompt contains this slot's secret (the asking program was given it before, so it is in process lists): nothing was printed. Change the secret; for git use the credential helper (git config --global credential.helper vaultctl)"
             }
             try context.recordDisclosureInVault("ok")
-            return Output.secret(secret) ? nil : "the secret could not be written to standard output"
+            guard Output.secret(secret) else { return "the secret could not be written to standard output" }
+            try? repeats.delivered(request)
+            return nil
         }
     }
 

@@ -81,7 +81,7 @@ import Testing
     @Test func unknownTopLevelKeyRejectsWholeDocument() {
         let detail = policyRejection(#"{"version":1,"rateLimit":{"failures":9},"colour":"blue"}"#)
 
-        #expect(detail == #"unknown key "colour"; remove it or fix its spelling (this vaultctl knows: version, origin, rateLimit, slotDefaults, prompt)"#)
+        #expect(detail == #"unknown key "colour"; remove it or fix its spelling (this vaultctl knows: version, origin, rateLimit, slotDefaults, prompt, gate)"#)
     }
 
     @Test func unknownRateLimitKeyNamesItsPath() {

@@ -37,6 +37,7 @@ struct CrashStateTests {
     @Test(arguments: State.all)
     func readStatusAndDeleteFollowTheSlotsNotTheRecord(_ state: State) throws {
         let sb = try Sandbox()
+        try sb.relaxChangeGates()
         let name = sb.uniqueSlot("state")
         let a = ReliabilityData.value("\(name)-A", count: 300)
         let b = ReliabilityData.value("\(name)-B", count: 500)
@@ -92,6 +93,7 @@ struct CrashStateTests {
     /// that a new value stored under the name is not handed to programs without being allowed.
     @Test func aSupplyPermissionDoesNotOutliveItsValue() throws {
         let sb = try Sandbox()
+        try sb.relaxChangeGates()
         let name = sb.uniqueSlot("perm-left")
         try #require(sb.runWithoutPAM(["store", name, "--allow-supply"], stdin: .text("first value")).status == 0)
         #expect(try sb.statusObject(name)["allowSupply"] as? Bool == true)

@@ -29,6 +29,7 @@ struct DeleteCrashTests {
     @Test(arguments: Modes.allCases)
     func killedDeletesLeaveTheWholeValueOrNothing(_ mostly: Modes) throws {
         let sb = try Sandbox()
+        try sb.relaxChangeGates()
         let env = sb.environmentWithoutPAM()
         // Two whole deletes, timed.
         let warmUp = sb.uniqueSlot("delete-warmup")

@@ -162,9 +162,9 @@ struct PermissionTests {
 
     // MARK: - The audit log
 
-    /// A gated command whose audit line could not be written is refused before it runs (the README: such
-    /// a file is refused, 78), and the loose log is never appended to. Commands that are not audited do not
-    /// look at it.
+    /// A gated command or a change whose audit line could not be written is refused before it runs (the
+    /// README: such a file is refused, 78), and the loose log is never appended to. Commands that are not
+    /// audited do not look at it.
     @Test(arguments: Loosening.with([0o644, 0o660]))
     func aLooseAuditLogRefusesGatedCommandsAndIsNeverWrittenTo(_ how: Loosening) throws {
         let (sb, name, _) = try Self.prepared("perm-audit")
@@ -176,7 +176,9 @@ struct PermissionTests {
         #expect(FileBytes.read(how.bytesPath(logPath)) == logBytes, "nothing was appended to the loose log")
         #expect(sb.vaultctlWithoutPAM(["status", name]).status == 0)
         #expect(sb.vaultctlWithoutPAM(["list"]).status == 0)
-        #expect(sb.runWithoutPAM(["store", sb.uniqueSlot("perm-audit-new")], stdin: .text("new")).status == 0)
+        let other = sb.uniqueSlot("perm-audit-new")
+        Self.expectRefused(sb.runWithoutPAM(["store", other], stdin: .text("new")), "store (a change)", path: logPath, how)
+        #expect(!Paths.exists(sb.slotFile(other)), "a change that cannot be audited writes nothing")
         #expect(FileBytes.read(how.bytesPath(logPath)) == logBytes)
     }
 
@@ -222,7 +224,8 @@ struct PermissionTests {
         Self.expectRefused(try sb.readReliably(name), "read", path: path, how)
         let other = sb.uniqueSlot("perm-key-new")
         Self.expectRefused(sb.runWithoutPAM(["store", other], stdin: .text("new")), "store of a new slot", path: path, how)
-        Self.expectRefused(sb.runWithoutPAM(["store", name], stdin: .text("new")), "store over the slot", path: path, how)
+        // A store over a value asks PAM first (the key is looked at when the new value is sealed).
+        Self.expectRefused(try sb.vaultctlCounted(["store", name], stdin: .text("new")), "store over the slot", path: path, how)
         #expect(!Paths.exists(sb.slotFile(other)), "nothing sealed with a key others can read")
         #expect(FileBytes.read(sb.slotFile(name)) == deviceFile)
         #expect(FileBytes.read(how.bytesPath(path)) == keyBytes, "the key was not replaced")
@@ -258,9 +261,11 @@ struct PermissionTests {
             Self.expectRefused(s, "status", path: path, how)
         }
         #expect(try sb.listedWithoutPAM()[name] == ["device"], "list shows the name; it opens no file")
-        // A store replaces the file itself (a symlink is replaced, never written through).
+        // A store replaces the file itself (a symlink is replaced, never written through), after PAM: a file
+        // that cannot be looked at may hold a value.
         let new = Array("replacement for \(name)".utf8)
-        #expect(sb.runWithoutPAM(["store", name], stdin: .bytes(new)).status == 0)
+        let over = try sb.vaultctlCounted(["store", name], stdin: .bytes(new))
+        #expect(over.status == 0, "\(over)")
         if case .symlink = how { #expect(FileBytes.read("\(path).real") == deviceFile, "the symlink's target is untouched") }
         #expect(!isSymlink(path))
         let r = try sb.readReliably(name)

@@ -14,7 +14,8 @@ struct ReadDuringChangeTests {
         let name = sb.uniqueSlot("flip")
         let value = ReliabilityData.value("\(name)-v", count: 512)
         try sb.storeWithoutPAM(name, value, mode: "device")
-        try sb.writePolicy(#"{"version":1,"rateLimit":{"failures":100}}"#)
+        // The stores replace the value without PAM (they run without pam_wrapper; see `relaxChangeGates`).
+        try sb.writePolicy(#"{"version":1,"rateLimit":{"failures":100},"gate":{"storeOver":false,"delete":false}}"#)
         let storeEnv = sb.environmentWithoutPAM()
         let readEnv = try sb.environment(askpass: .correct)
         let vaultctl = Paths.vaultctl

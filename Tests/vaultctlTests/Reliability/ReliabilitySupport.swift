@@ -247,7 +247,15 @@ extension Sandbox {
 }
 
 extension Sandbox {
-    /// `vaultctl store NAME [--mode MODE]` without pam_wrapper (a store asks no password); expects success.
+    /// A policy that lets a `store` over a value and a `delete` run without PAM (`gate.storeOver` and
+    /// `gate.delete` false), for the tests of write order, kills and concurrency that run without
+    /// pam_wrapper (a killed PAM client leaves its folder behind). The gate itself is `DestructiveGateTests`'.
+    func relaxChangeGates(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try writePolicy(#"{"version": 1, "gate": {"storeOver": false, "delete": false}}"#, sourceLocation: sourceLocation)
+    }
+
+    /// `vaultctl store NAME [--mode MODE]` without pam_wrapper (a first store, or one under
+    /// `relaxChangeGates`, asks no password); expects success.
     func storeWithoutPAM(_ name: String, _ secret: [UInt8], mode: String? = nil,
                          sourceLocation: SourceLocation = #_sourceLocation) throws {
         let r = runWithoutPAM(["store", name] + (mode.map { ["--mode", $0] } ?? []), stdin: .bytes(secret))

@@ -30,6 +30,7 @@ struct StoreCrashTests {
     @Test(arguments: Modes.allCases)
     func killedStoresLeaveTheOldOrTheNewValue(_ modes: Modes) throws {
         let sb = try Sandbox()
+        try sb.relaxChangeGates()
         // Whole stores first (this also makes the folders and the device key), timed.
         let warmUp = sb.uniqueSlot("store-warmup")
         var longest: Duration = .zero

@@ -1,0 +1,52 @@
+import Slots
+
+/// The fresh authentication in front of changes that cannot be undone: a `delete` of a value, a `store`
+/// over one, a new recovery code over one.
+///
+/// Each looks first (holding the change lock shared, never across the prompt), asks PAM through the same
+/// rate-limited gate reads use only when something would be lost, then the change itself runs. A first
+/// store asks nothing; the change lock then makes sure it still replaces nothing (`expectingEmpty`).
+extension Vault {
+    /// Whether a store of `name` would replace something: a value in a slot, or a slot that could not be
+    /// asked where the record (or the device slot's own error) says a value is.
+    static func replaces(_ held: LoadMode, recorded: SlotMode?) -> Bool {
+        switch held {
+        case .mode: return true
+        case .none: return false
+        case .unknown(let error):
+            switch error {
+            case .serviceUnavailable, .locked: return recorded == .sync
+            default: return true  // a device file that cannot be looked at or opened here
+            }
+        }
+    }
+
+    /// Before `store`: asks PAM when the store would replace a value and the policy gates that
+    /// (`gate.storeOver`, or `always`). Returns whether the slot was empty (pass it to `store` as
+    /// `expectingEmpty`).
+    public func confirmStore(_ name: SlotName, always: Bool = false) throws(VaultError) -> Bool {
+        let (held, recorded) = try steadily { () throws(VaultError) in (try loadMode(name), try record.hint(for: name)) }
+        guard Self.replaces(held, recorded: recorded) else { return true }
+        var gated = always
+        if !gated { gated = try changeGates().storeOver }
+        if gated {
+            try gate.verify(reason: "replace the value in slot '\(name)'")
+        }
+        return false
+    }
+
+    /// Before `delete`: nothing there asks nothing (the delete then tidies the record and says `empty`, 66);
+    /// a value in a locked collection is refused before the prompt; otherwise PAM when the policy gates
+    /// deletes (`gate.delete`).
+    public func confirmDelete(_ name: SlotName) throws(VaultError) {
+        let held = try steadily { () throws(VaultError) in try loadMode(name) }
+        switch held {
+        case .none: return
+        case .mode(.sync, locked: true): throw .slot(.lockedValue(name))
+        case .mode, .unknown: break
+        }
+        if try changeGates().delete {
+            try gate.verify(reason: "delete slot '\(name)'")
+        }
+    }
+}
