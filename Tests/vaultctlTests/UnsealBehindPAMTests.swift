@@ -78,8 +78,8 @@ struct UnsealBehindPAMTests {
         #expect(marked.status == 0 && marked.stdoutText.contains(#""copied":true"#), "\(marked)")
         #expect(install.operations.isEmpty, "\(install.operations)")
 
-        // A new code clears the mark, still without unsealing.
-        let again = try install.run(sb, ["recovery", "generate"], tpm: tpm)
+        // A new code (over a marked one: --replace, after PAM) clears the mark, still without unsealing.
+        let again = try install.run(sb, ["recovery", "generate", "--replace"], tpm: tpm)
         try #require(again.status == 0, "\(again)")
         let cleared = try install.run(sb, ["recovery", "status", "--json"], askpass: .wrong, tpm: tpm)
         #expect(cleared.stdoutText.contains(#""copied":false"#), "\(cleared)")
