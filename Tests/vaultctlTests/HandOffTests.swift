@@ -73,6 +73,37 @@ struct HandOffTests {
         #expect(!r.stdout.contains(bytes: marker) && !Array(r.stderr.utf8).contains(bytes: marker))
     }
 
+    @Test func aConsumerAndACheckThatPrintReachNeitherTheChannelNorTheSendersTerminal() throws {
+        let (s, check) = try Self.setUp { try $0.makeCheckUnlockedByDelivery() }
+        // As zfs load-key or gnome-keyring-daemon --unlock do: a line on stdout, and here escape sequences
+        // on stderr too, from the consumer and from the check.
+        try s.scripts.writeScript(s.consumer.path, """
+            cat > '\(s.consumer.folder)/stdin'
+            echo '1 key loaded'
+            printf '\\033]0;owned\\007\\033[31mred\\n' >&2
+            exit 0
+
+            """)
+        let checkBody = try #require(FileText.read(check!.path)).replacingOccurrences(of: "#!/bin/sh\n", with: "")
+        try s.scripts.writeScript(check!.path, "echo 'checking'\nprintf '\\033[2J' >&2\n" + checkBody)
+        let r = try s.net.send(s.sender, s.slot, target: s.target)
+        #expect(r.status == 0, "delivered, not 'not a result line': \(r)")
+        #expect(s.consumer.stdin == s.secret)
+        #expect(check?.runs == 3)
+        #expect(!Array(r.stderr.utf8).contains(0x1B), "no escape byte reached the sender's terminal: \(r.stderr)")
+        #expect(!r.stdout.contains(0x1B))
+    }
+
+    @Test func whatTheFarSideWritesOnStderrIsReportedQuotedInOneLine() throws {
+        let (s, _) = try Self.setUp { try $0.makeCheck(exiting: 0) }
+        try s.net.authorize(["command=\"printf '\\033[31mfirst\\n\\033[2Jlast words\\n' >&2; exit 3\",restrict " + s.net.publicKey("sender_key")])
+        let r = try s.net.send(s.sender, s.slot, target: s.target)
+        #expect(r.status == 69, "\(r)")
+        #expect(!Array(r.stderr.utf8).contains(0x1B), "\(r.stderr)")
+        #expect(r.stderr.contains("ssh said '\\x1b[2Jlast words'") && !r.stderr.contains("first"), "the last line, escaped: \(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
+    }
+
     // MARK: Refused before any secret moves
 
     @Test func aTailscaleSenderIsRefusedBeforeAnySecretMoves() throws {

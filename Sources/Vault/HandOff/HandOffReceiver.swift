@@ -10,7 +10,8 @@ import Slots
 /// its command can run; the sender is nearby (``ReceiverOrigin``); the receiver's own rate limit does not
 /// block; the target is locked (its check exits 0). Then `ready`, the secret (its length, then the bytes
 /// and EOF, at most 64 KiB, within `secretSeconds`), the check again right before delivery, the command with the secret on stdin
-/// (`Delivery`, as supply's COMMAND: descriptors 0-2 only, never argv or environment), and the check once
+/// (`Delivery`, as supply's COMMAND: descriptors 0-2 only, never argv or environment; its stdout and
+/// stderr, and the check's, are /dev/null, as ours are the sender's channel), and the check once
 /// more: still locked after an exit 0 means the secret was not accepted. A command that read the secret and
 /// failed, or left the target locked, counts as a failed attempt, as it does for supply.
 public struct HandOffReceiver: Sendable {
@@ -67,7 +68,13 @@ public struct HandOffReceiver: Sendable {
             }
             return HandOffLine(.failed, "the receiver's rate limit cannot be read: \(Self.words(error))")
         }
-        let check = target.check.map { TargetCheck(program: $0, seconds: Self.checkSeconds) }
+        // Quiet: the check's and the command's output would go into the protocol channel (our stdout) and
+        // onto the sender's terminal (our stderr, through ssh); they go to /dev/null.
+        let check = target.check.map { (program) -> TargetCheck in
+            var c = TargetCheck(program: program, seconds: Self.checkSeconds)
+            c.quiet = true
+            return c
+        }
         if let check {
             let (locked, status) = check.stillLocked()
             if status == TargetCheck.timedOutStatus {
@@ -109,7 +116,7 @@ public struct HandOffReceiver: Sendable {
         do { try beforeDelivery() } catch {
             return HandOffLine(.failed, "the receiver's audit log could not be written, so nothing was delivered")
         }
-        let outcome = Delivery.toStdin(target.command, secret, atMost: Self.commandSeconds)
+        let outcome = Delivery.toStdin(target.command, secret, atMost: Self.commandSeconds, quiet: true)
         if outcome.timedOut {
             return HandOffLine(.failed, "target '\(targetName)': \(Quote.text(target.command[0])) did not finish within \(Int(Self.commandSeconds)) s and was ended; not counted as a failed attempt")
         }

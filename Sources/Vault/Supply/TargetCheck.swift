@@ -10,6 +10,10 @@ public struct TargetCheck: Sendable {
     /// hang and can stop it); a run killed at the bound has status 124 (as timeout(1)) and is not "locked".
     public let seconds: Double?
 
+    /// Whether its stdout and stderr are /dev/null (`receive`: ours are the sender's channel and terminal)
+    /// rather than our stderr.
+    public var quiet = false
+
     /// The status of a run killed at its bound.
     public static let timedOutStatus: Int32 = 124
 
@@ -35,8 +39,13 @@ public struct TargetCheck: Sendable {
     public func stillLocked() -> (locked: Bool, status: Int32) {
         let started = Spawn.start(["/bin/sh", "-c", program]) { actions in
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-            // Its output goes to stderr: with askpass, stdout is the secret's channel.
-            posix_spawn_file_actions_adddup2(&actions, 2, 1)
+            if quiet {
+                posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+                posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            } else {
+                // Its output goes to stderr: with askpass, stdout is the secret's channel.
+                posix_spawn_file_actions_adddup2(&actions, 2, 1)
+            }
         }
         guard case .success(let pid) = started else { return (false, 127) }
         guard let seconds else {
