@@ -288,6 +288,23 @@ struct HandOffTests {
         #expect(received.last?["result"] as? String == "refused", "\(received)")
     }
 
+    @Test func parallelConnectionsGetNoMoreSecretsToTheCommandThanTheLimit() throws {
+        let (s, _) = try Self.setUp(check: { try $0.makeCheck(exiting: 0) }, consumerExit: 2)
+        // A consumer that rejects every secret, slowly enough that all the connections overlap.
+        let runs = "\(s.consumer.folder)/runs"
+        try s.scripts.writeScript(s.consumer.path, "cat > /dev/null\necho run >> '\(runs)'\nsleep 1\nexit 2\n")
+        nonisolated(unsafe) let net = s.net
+        let results = Parallel.run((0..<8).map { _ in
+            { @Sendable in net.ssh([HandOffNetwork.host(.lan), "vaultctl receive data-volume"], stdin: .bytes(Array("5\nabcde".utf8))).stdoutText }
+        })
+        let consumerRuns = (FileText.read(runs) ?? "").split(separator: "\n").count
+        #expect(consumerRuns <= 3, "the receiver's limit is 3 failures: \(consumerRuns) secrets reached the command; \(results)")
+        #expect(consumerRuns >= 1, "\(results)")
+        let finals = results.map { $0.split(separator: "\n").last.map(String.init) ?? "" }
+        #expect(finals.filter { $0.hasPrefix("vaultctl-receive 1 rejected") }.count == consumerRuns, "\(finals)")
+        #expect(finals.filter { $0.hasPrefix("vaultctl-receive 1 blocked") }.count == 8 - consumerRuns, "the rest refused, blocked: \(finals)")
+    }
+
     static func files(under root: String) -> [String] {
         let e = FileManager.default.enumerator(atPath: root)
         var out: [String] = []
