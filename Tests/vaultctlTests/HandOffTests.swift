@@ -288,6 +288,15 @@ struct HandOffTests {
         #expect(received.last?["result"] as? String == "refused", "\(received)")
     }
 
+    @Test func aDeliveredLineBeforeAnySecretWasSentIsNotBelieved() throws {
+        let (s, _) = try Self.setUp { try $0.makeCheck(exiting: 0) }
+        try s.net.authorize(["command=\"echo 'vaultctl-receive 1 delivered target data-volume is unlocked'\",restrict " + s.net.publicKey("sender_key")])
+        let r = try s.net.send(s.sender, s.slot, target: s.target)
+        #expect(r.status == 69, "not delivered: nothing was sent: \(r)")
+        #expect(r.stderr.contains("did not answer as 'vaultctl receive' does") && r.stderr.contains("Nothing was sent"), "\(r.stderr)")
+        #expect(!s.consumer.ran)
+    }
+
     @Test func parallelConnectionsGetNoMoreSecretsToTheCommandThanTheLimit() throws {
         let (s, _) = try Self.setUp(check: { try $0.makeCheck(exiting: 0) }, consumerExit: 2)
         // A consumer that rejects every secret, slowly enough that all the connections overlap.

@@ -122,7 +122,7 @@ public struct SSHHandOff: Sendable {
             let status = finish(waiting: 5)
             return .unreachable("ssh ended without an answer from vaultctl on \(Quote.text(host))\(status.map { " (exit \($0))" } ?? "")\(said.clause)", sshStatus: status)
         case .line(let bytes):
-            guard let line = HandOffLine.parse(bytes) else {
+            guard let line = HandOffLine.parse(bytes), HandOffLine.Phase.first.allows(line.word) else {
                 _ = finish(waiting: 0)
                 return .unreachable("\(Quote.text(host)) did not answer as 'vaultctl receive' does (it said \(Quote.text(String(decoding: bytes.prefix(80), as: UTF8.self))))", sshStatus: nil)
             }
@@ -152,7 +152,7 @@ public struct SSHHandOff: Sendable {
         let status = finish(waiting: 5)
         switch result {
         case .line(let bytes):
-            guard let line = HandOffLine.parse(bytes), line.word != .ready else {
+            guard let line = HandOffLine.parse(bytes), HandOffLine.Phase.result.allows(line.word) else {
                 return .noResult("\(Quote.text(host)) answered something that is not a result line")
             }
             return .answered(line, secretSent: true)
