@@ -297,6 +297,19 @@ struct HandOffTests {
         #expect(!s.consumer.ran)
     }
 
+    @Test func theSendersSSHConfigCannotAddALocalCommandOrAForwarding() throws {
+        let (s, _) = try Self.setUp { try $0.makeCheckUnlockedByDelivery() }
+        // A ~/.ssh/config as a person may have: a LocalCommand and a forwarding for every host.
+        let ran = "\(s.scripts.root)/local-command-ran"
+        let config = "\(s.scripts.root)/ssh_config"
+        try #require(FileText.write(config, "PermitLocalCommand yes\nLocalCommand touch \(ran)\nLocalForward 127.0.0.1:24022 127.0.0.1:22\nExitOnForwardFailure yes\nInclude \(s.net.dir)/ssh_config\n", mode: 0o600))
+        let ssh = try s.net.sshCommand().replacingOccurrences(of: "-F '\(s.net.dir)/ssh_config'", with: "-F '\(config)'")
+        let r = try s.net.send(s.sender, s.slot, target: s.target, overriding: ["VAULTCTL_SSH": ssh])
+        #expect(r.status == 0, "\(r)")
+        #expect(!Paths.exists(ran), "the config's LocalCommand did not run")
+        #expect(s.consumer.stdin == s.secret)
+    }
+
     @Test func parallelConnectionsGetNoMoreSecretsToTheCommandThanTheLimit() throws {
         let (s, _) = try Self.setUp(check: { try $0.makeCheck(exiting: 0) }, consumerExit: 2)
         // A consumer that rejects every secret, slowly enough that all the connections overlap.

@@ -12,8 +12,11 @@ import Slots
 /// `/bin/sh -c 'exec $VAULTCTL_SSH "$@"'`, so it may hold options and quoting (`ssh -i ~/.ssh/unlock -p
 /// 2222`); it must start with the program (`exec` makes the shell become it, so the PID that is killed at a
 /// bound is ssh's own; variables go through `env`).
-/// vaultctl's own options come after it (`-T`, `BatchMode=yes`, `ConnectTimeout`, `ServerAliveInterval`);
-/// ssh keeps the first value of an option, so those in `VAULTCTL_SSH` or `~/.ssh/config` win.
+/// vaultctl's own options come after it (`-T`, no agent or X11 forwarding, no escape character, no
+/// forwardings, no `LocalCommand`, `BatchMode=yes`, `ConnectTimeout`, `ServerAliveInterval`). ssh takes
+/// an `-o` option's first value on its command line, and the command line over `~/.ssh/config`: those in
+/// `VAULTCTL_SSH` win over vaultctl's, and vaultctl's over `~/.ssh/config` (a `ForwardAgent yes`,
+/// `LocalForward` or `LocalCommand` there does not apply to a hand-off).
 public struct SSHHandOff: Sendable {
     public let sshCommand: String?
     public let host: String
@@ -52,7 +55,8 @@ public struct SSHHandOff: Sendable {
     /// The program and arguments that start ssh.
     public var argv: [String] {
         let connect = max(1, min(10, Int(readySeconds.rounded(.up))))
-        let options = ["-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=\(connect)",
+        let options = ["-T", "-a", "-x", "-e", "none", "-o", "ClearAllForwardings=yes", "-o", "PermitLocalCommand=no",
+                       "-o", "BatchMode=yes", "-o", "ConnectTimeout=\(connect)",
                        "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=2",
                        "--", host, "vaultctl receive \(target)"]
         if let sshCommand, !sshCommand.isEmpty {
