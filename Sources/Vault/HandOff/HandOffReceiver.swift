@@ -27,9 +27,16 @@ public struct HandOffReceiver: Sendable {
     /// the receiver never leaves a process running after the sender has given up.
     public static let checkSeconds: Double = 20
     public static let commandSeconds: Double = 100
+    /// One bound for everything after the secret arrived (the check again, the command, the checks after
+    /// it), below the sender's 120 s wait for the result: each gets the time left, at most its own bound.
+    public static let afterSecretSeconds: Double = 110
+    /// `afterSecretSeconds`, shorter in tests.
+    public let afterSecretSeconds: Double
 
     public init(targetName: String, originalCommand: String?, targets: TargetList, origin: Origin,
-                limiter: RateLimiter, secretSeconds: Double = 30) {
+                limiter: RateLimiter, secretSeconds: Double = 30,
+                afterSecretSeconds: Double = HandOffReceiver.afterSecretSeconds) {
+        self.afterSecretSeconds = afterSecretSeconds
         self.targetName = targetName
         self.originalCommand = originalCommand
         self.targets = targets
@@ -139,10 +146,11 @@ public struct HandOffReceiver: Sendable {
                                                            : "the secret could not be read (errno \(e)); nothing was delivered"))
         }
         defer { secret.wipe() }
+        let phase = Deadline(secondsFromNow: afterSecretSeconds)
         if let check {
-            let (stillLocked, status) = check.stillLocked()
+            let (stillLocked, status) = check.stillLocked(by: phase)
             if status == TargetCheck.timedOutStatus {
-                return line(HandOffLine(.failed, "target '\(targetName)': its check did not finish within \(Int(Self.checkSeconds)) s; nothing was delivered"))
+                return line(HandOffLine(.failed, "target '\(targetName)': its check did not finish in time; nothing was delivered"))
             }
             guard stillLocked else {
                 return line(HandOffLine(.unlocked, "target '\(targetName)' was unlocked meanwhile (its check exited \(status)); nothing was delivered"))
@@ -153,9 +161,10 @@ public struct HandOffReceiver: Sendable {
         }
         // From here a receiver killed midway counts as a failed attempt.
         try? limiter.markAnswered()
-        let outcome = Delivery.toStdin(target.command, secret, atMost: Self.commandSeconds, quiet: true)
+        let left = min(Self.commandSeconds, Double(phase.remainingMilliseconds) / 1000)
+        let outcome = Delivery.toStdin(target.command, secret, atMost: left, quiet: true)
         if outcome.timedOut {
-            return line(HandOffLine(.failed, "target '\(targetName)': \(Quote.text(target.command[0])) did not finish within \(Int(Self.commandSeconds)) s and was ended; not counted as a failed attempt"))
+            return line(HandOffLine(.failed, "target '\(targetName)': \(Quote.text(target.command[0])) did not finish within \(Int(left.rounded(.up))) s and was ended; not counted as a failed attempt"))
         }
         var failure: String?
         if outcome.status != 0 {
@@ -163,7 +172,10 @@ public struct HandOffReceiver: Sendable {
                 return line(HandOffLine(.failed, "target '\(targetName)': \(Quote.text(target.command[0])) exited \(outcome.status) without reading the secret; not counted as a failed attempt"))
             }
             failure = "target '\(targetName)': \(Quote.text(target.command[0])) exited \(outcome.status) after reading the secret"
-        } else if let check, !check.unlockedSoon() {
+        } else if let check, !check.unlockedSoon(by: phase) {
+            if phase.remainingMilliseconds == 0 {
+                return line(HandOffLine(.failed, "target '\(targetName)': the command exited 0, but its check did not say it is unlocked within the receiver's \(Int(afterSecretSeconds)) s; not counted as a failed attempt"))
+            }
             failure = "target '\(targetName)': the command exited 0 but the target is still locked (its check still exits 0), so the secret was not accepted"
         }
         guard let failure else {

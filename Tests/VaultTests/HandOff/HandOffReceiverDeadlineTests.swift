@@ -1,0 +1,36 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import Slots
+@testable import Vault
+
+/// The receiver's phase after the secret arrived has one bound, shared by the check again, the command and
+/// the checks after it, so the result always comes before the sender stops waiting.
+@Suite struct HandOffReceiverDeadlineTests {
+    @Test func theCheckTheCommandAndTheChecksAfterItShareOneDeadline() throws {
+        let folder = TemporaryFolder()
+        let runs = folder.appending("runs")
+        // Fast before ready; then 1 s a run, and always still locked: alone, each within its own bound, the
+        // re-check (1 s), the command (1 s) and the checks after it (5 × 1 s) would take about 8 s.
+        let check = "echo run >> '\(runs)'; [ \"$(wc -l < '\(runs)')\" -le 1 ] || sleep 1; exit 0"
+        let targets = TargetList(configFolder: folder.appending("config"))
+        try targets.add(Target(name: "t1", check: check, command: ["/bin/sh", "-c", "cat > /dev/null; sleep 1"]))
+        let receiver = HandOffReceiver(targetName: "t1", originalCommand: "vaultctl receive t1", targets: targets,
+                                       origin: Origin(verdict: .nearby, description: "ssh from 192.168.1.2"),
+                                       limiter: RateLimiter(stateFolder: folder.appending("state"), policy: .shipped, clock: SystemClock()),
+                                       afterSecretSeconds: 3)
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        let framed = Array("5\nabcde".utf8)
+        try #require(framed.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) } == framed.count)
+        close(fds[1])
+        defer { close(fds[0]) }
+        let started = ContinuousClock.now
+        let line = receiver.run(input: fds[0], say: { _ in true }, beforeDelivery: {})
+        let took = ContinuousClock.now - started
+        #expect(took < .seconds(4.5), "one 3 s deadline after the secret: \(took)")
+        #expect(line.word == .failed && line.text.contains("did not say it is unlocked within the receiver's 3 s"), "not delivered, and not counted: \(line)")
+        withExtendedLifetime(folder) {}
+    }
+}
