@@ -230,6 +230,8 @@ struct HandOffTests {
         #expect(shell.status == 77, "\(shell)")
         #expect(shell.stdoutText.hasPrefix("vaultctl-receive 1 refused this key may only hand a secret to target 'data-volume'"), "\(shell.stdoutText)")
         #expect(!shell.stdoutText.contains("uid="), "the asked command never ran")
+        let none = s.net.ssh(["-T", HandOffNetwork.host(.lan)])
+        #expect(none.status == 77 && none.stdoutText.contains("either the sender asked for no command"), "\(none)")
         // The key works (the same key, asking only for a forwarding, is let in) but restrict refuses it.
         let forward = s.net.ssh(["-o", "ExitOnForwardFailure=yes", "-N", "-R", "127.0.0.1:2222:127.0.0.1:22", HandOffNetwork.host(.lan)])
         #expect(forward.status == 255 && forward.stderr.contains("forwarding failed"), "restrict: no port forwarding: \(forward)")
