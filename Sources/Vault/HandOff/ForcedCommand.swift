@@ -13,7 +13,7 @@ public enum ForcedCommand {
         guard let asked = originalCommand else {
             // sshd leaves SSH_ORIGINAL_COMMAND unset both for a key without a forced command and for a
             // forced one when the client asked for no command (`ssh -T host`): the two cannot be told apart.
-            return "vaultctl receive runs only as the forced command of a key in authorized_keys (command=\"vaultctl receive \(target)\",restrict …), and none told it what the sender asked: either the sender asked for no command ('vaultctl send' always asks for one), or this key is not restricted to it and could do more than hand over a secret (print the line with 'vaultctl receive --print-authorized-key KEY.pub \(target)')"
+            return "vaultctl receive runs only as the forced command of a key in authorized_keys (command=\"vaultctl receive \(target)\",restrict …): either the sender asked for no command ('vaultctl send' always asks for one), or this key is not restricted to it and could do more than hand over a secret (print the line with 'vaultctl receive --print-authorized-key KEY.pub \(target)')"
         }
         let words = asked.split(separator: " ", omittingEmptySubsequences: true)
         guard words.count == 3, words[0] == "vaultctl" || words[0].hasSuffix("/vaultctl"), words[1] == "receive" else {
