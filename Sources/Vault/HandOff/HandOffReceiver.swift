@@ -77,11 +77,13 @@ public struct HandOffReceiver: Sendable {
             }
             return HandOffLine(.failed, "the receiver's rate limit cannot be read: \(Self.words(error))")
         }
+        // In a process group of their own, ended as a whole at a bound (a `sh -c`'s children too).
         // Quiet: the check's and the command's output would go into the protocol channel (our stdout) and
         // onto the sender's terminal (our stderr, through ssh); they go to /dev/null.
         let check = target.check.map { (program) -> TargetCheck in
             var c = TargetCheck(program: program, seconds: Self.checkSeconds)
             c.quiet = true
+            c.ownGroup = true
             return c
         }
         if let check {
@@ -162,7 +164,7 @@ public struct HandOffReceiver: Sendable {
         // From here a receiver killed midway counts as a failed attempt.
         try? limiter.markAnswered()
         let left = min(Self.commandSeconds, Double(phase.remainingMilliseconds) / 1000)
-        let outcome = Delivery.toStdin(target.command, secret, atMost: left, quiet: true)
+        let outcome = Delivery.toStdin(target.command, secret, atMost: left, quiet: true, ownGroup: true)
         if outcome.timedOut {
             return line(HandOffLine(.failed, "target '\(targetName)': \(Quote.text(target.command[0])) did not finish within \(Int(left.rounded(.up))) s and was ended; not counted as a failed attempt"))
         }

@@ -14,6 +14,8 @@ public struct TargetCheck: Sendable {
     /// Whether its stdout and stderr are /dev/null (`receive`: ours are the sender's channel and terminal)
     /// rather than our stderr.
     public var quiet = false
+    /// Whether it runs in a process group of its own, ended as a whole at its bound (`receive`).
+    public var ownGroup = false
 
     /// The status of a run killed at its bound.
     public static let timedOutStatus: Int32 = 124
@@ -49,7 +51,7 @@ public struct TargetCheck: Sendable {
             let left = Double(deadline.remainingMilliseconds) / 1000
             seconds = min(seconds ?? left, left)
         }
-        let started = Spawn.start(["/bin/sh", "-c", program]) { actions in
+        let started = Spawn.start(["/bin/sh", "-c", program], ownGroup: ownGroup) { actions in
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
             if quiet {
                 posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
@@ -65,7 +67,7 @@ public struct TargetCheck: Sendable {
             return (status == 0, status)
         }
         guard let status = Spawn.wait(pid, atMost: seconds) else {
-            Spawn.kill(pid)
+            if ownGroup { Spawn.endGroup(pid) } else { Spawn.kill(pid) }
             return (false, TargetCheck.timedOutStatus)
         }
         return (status == 0, status)
