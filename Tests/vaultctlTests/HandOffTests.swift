@@ -74,6 +74,37 @@ struct HandOffTests {
         #expect(!r.stdout.contains(bytes: marker) && !Array(r.stderr.utf8).contains(bytes: marker))
     }
 
+    @Test func aConsumerAndACheckThatPrintReachNeitherTheChannelNorTheSendersTerminal() throws {
+        let (s, check) = try Self.setUp { try $0.makeCheckUnlockedByDelivery() }
+        // As zfs load-key or gnome-keyring-daemon --unlock do: a line on stdout, and here escape sequences
+        // on stderr too, from the consumer and from the check.
+        try s.scripts.writeScript(s.consumer.path, """
+            cat > '\(s.consumer.folder)/stdin'
+            echo '1 key loaded'
+            printf '\\033]0;owned\\007\\033[31mred\\n' >&2
+            exit 0
+
+            """)
+        let checkBody = try #require(FileText.read(check!.path)).replacingOccurrences(of: "#!/bin/sh\n", with: "")
+        try s.scripts.writeScript(check!.path, "echo 'checking'\nprintf '\\033[2J' >&2\n" + checkBody)
+        let r = try s.net.send(s.sender, s.slot, target: s.target)
+        #expect(r.status == 0, "delivered, not 'not a result line': \(r)")
+        #expect(s.consumer.stdin == s.secret)
+        #expect(check?.runs == 3)
+        #expect(!Array(r.stderr.utf8).contains(0x1B), "no escape byte reached the sender's terminal: \(r.stderr)")
+        #expect(!r.stdout.contains(0x1B))
+    }
+
+    @Test func whatTheFarSideWritesOnStderrIsReportedQuotedInOneLine() throws {
+        let (s, _) = try Self.setUp { try $0.makeCheck(exiting: 0) }
+        try s.net.authorize(["command=\"printf '\\033[31mfirst\\n\\033[2Jlast words\\n' >&2; exit 3\",restrict " + s.net.publicKey("sender_key")])
+        let r = try s.net.send(s.sender, s.slot, target: s.target)
+        #expect(r.status == 69, "\(r)")
+        #expect(!Array(r.stderr.utf8).contains(0x1B), "\(r.stderr)")
+        #expect(r.stderr.contains("ssh said '\\x1b[2Jlast words'") && !r.stderr.contains("first"), "the last line, escaped: \(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
+    }
+
     // MARK: Refused before any secret moves
 
     @Test func aTailscaleSenderIsRefusedBeforeAnySecretMoves() throws {
@@ -200,6 +231,8 @@ struct HandOffTests {
         #expect(shell.status == 77, "\(shell)")
         #expect(shell.stdoutText.hasPrefix("vaultctl-receive 1 refused this key may only hand a secret to target 'data-volume'"), "\(shell.stdoutText)")
         #expect(!shell.stdoutText.contains("uid="), "the asked command never ran")
+        let none = s.net.ssh(["-T", HandOffNetwork.host(.lan)])
+        #expect(none.status == 77 && none.stdoutText.contains("either the sender asked for no command"), "\(none)")
         // The key works (the same key, asking only for a forwarding, is let in) but restrict refuses it.
         let forward = s.net.ssh(["-o", "ExitOnForwardFailure=yes", "-N", "-R", "127.0.0.1:2222:127.0.0.1:22", HandOffNetwork.host(.lan)])
         #expect(forward.status == 255 && forward.stderr.contains("forwarding failed"), "restrict: no port forwarding: \(forward)")
@@ -256,6 +289,45 @@ struct HandOffTests {
         #expect(r.stderr.contains("too many failed attempts on the receiver"), "\(r.stderr)")
         let received = try JSONLines.parse(s.net.receiverAuditLines.joined(separator: "\n"))
         #expect(received.last?["result"] as? String == "refused", "\(received)")
+    }
+
+    @Test func aDeliveredLineBeforeAnySecretWasSentIsNotBelieved() throws {
+        let (s, _) = try Self.setUp { try $0.makeCheck(exiting: 0) }
+        try s.net.authorize(["command=\"echo 'vaultctl-receive 1 delivered target data-volume is unlocked'\",restrict " + s.net.publicKey("sender_key")])
+        let r = try s.net.send(s.sender, s.slot, target: s.target)
+        #expect(r.status == 69, "not delivered: nothing was sent: \(r)")
+        #expect(r.stderr.contains("did not answer as 'vaultctl receive' does") && r.stderr.contains("Nothing was sent"), "\(r.stderr)")
+        #expect(!s.consumer.ran)
+    }
+
+    @Test func theSendersSSHConfigCannotAddALocalCommandOrAForwarding() throws {
+        let (s, _) = try Self.setUp { try $0.makeCheckUnlockedByDelivery() }
+        // A ~/.ssh/config as a person may have: a LocalCommand and a forwarding for every host.
+        let ran = "\(s.scripts.root)/local-command-ran"
+        let config = "\(s.scripts.root)/ssh_config"
+        try #require(FileText.write(config, "PermitLocalCommand yes\nLocalCommand touch \(ran)\nLocalForward 127.0.0.1:24022 127.0.0.1:22\nExitOnForwardFailure yes\nInclude \(s.net.dir)/ssh_config\n", mode: 0o600))
+        let ssh = try s.net.sshCommand().replacingOccurrences(of: "-F '\(s.net.dir)/ssh_config'", with: "-F '\(config)'")
+        let r = try s.net.send(s.sender, s.slot, target: s.target, overriding: ["VAULTCTL_SSH": ssh])
+        #expect(r.status == 0, "\(r)")
+        #expect(!Paths.exists(ran), "the config's LocalCommand did not run")
+        #expect(s.consumer.stdin == s.secret)
+    }
+
+    @Test func parallelConnectionsGetNoMoreSecretsToTheCommandThanTheLimit() throws {
+        let (s, _) = try Self.setUp(check: { try $0.makeCheck(exiting: 0) }, consumerExit: 2)
+        // A consumer that rejects every secret, slowly enough that all the connections overlap.
+        let runs = "\(s.consumer.folder)/runs"
+        try s.scripts.writeScript(s.consumer.path, "cat > /dev/null\necho run >> '\(runs)'\nsleep 1\nexit 2\n")
+        nonisolated(unsafe) let net = s.net
+        let results = Parallel.run((0..<8).map { _ in
+            { @Sendable in net.ssh([HandOffNetwork.host(.lan), "vaultctl receive data-volume"], stdin: .bytes(Array("5\nabcde".utf8))).stdoutText }
+        })
+        let consumerRuns = (FileText.read(runs) ?? "").split(separator: "\n").count
+        #expect(consumerRuns <= 3, "the receiver's limit is 3 failures: \(consumerRuns) secrets reached the command; \(results)")
+        #expect(consumerRuns >= 1, "\(results)")
+        let finals = results.map { $0.split(separator: "\n").last.map(String.init) ?? "" }
+        #expect(finals.filter { $0.hasPrefix("vaultctl-receive 1 rejected") }.count == consumerRuns, "\(finals)")
+        #expect(finals.filter { $0.hasPrefix("vaultctl-receive 1 blocked") }.count == 8 - consumerRuns, "the rest refused, blocked: \(finals)")
     }
 
     static func files(under root: String) -> [String] {

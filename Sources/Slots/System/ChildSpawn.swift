@@ -44,8 +44,9 @@ public enum ChildSpawn {
 
     /// Spawns `argv[0]` (searched in PATH when `searchingPATH`, else the exact path) with the file actions
     /// `setup` adds; the pid, or the errno of the failure. The corresponding C functions are `posix_spawnp`
-    /// and `posix_spawn`.
-    public static func start(_ argv: [String], searchingPATH: Bool = true,
+    /// and `posix_spawn`. With `ownGroup`, the child leads a new process group (its pid is the group's id),
+    /// so it can be ended together with whatever it started.
+    public static func start(_ argv: [String], searchingPATH: Bool = true, ownGroup: Bool = false,
                              actions setup: (inout posix_spawn_file_actions_t) -> Void) -> Result<pid_t, SpawnFailure> {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -64,7 +65,12 @@ public enum ChildSpawn {
         sigemptyset(&defaults)
         sigaddset(&defaults, SIGPIPE)
         posix_spawnattr_setsigdefault(&attr, &defaults)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+        if ownGroup {
+            posix_spawnattr_setpgroup(&attr, 0)
+            flags |= POSIX_SPAWN_SETPGROUP
+        }
+        posix_spawnattr_setflags(&attr, Int16(flags))
         let cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { cArgs.forEach { free($0) } }
         var pid: pid_t = 0

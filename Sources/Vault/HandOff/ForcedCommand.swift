@@ -11,7 +11,9 @@ public enum ForcedCommand {
     /// Why the receiver refuses this run, or nil when it is the forced command the sender asked for.
     public static func refusal(target: String, originalCommand: String?) -> String? {
         guard let asked = originalCommand else {
-            return "vaultctl receive runs only as the forced command of a key in authorized_keys (command=\"vaultctl receive \(target)\",restrict …); this key is not restricted to it, so it could do more than hand over a secret (print the line with 'vaultctl receive --print-authorized-key KEY.pub \(target)')"
+            // sshd leaves SSH_ORIGINAL_COMMAND unset both for a key without a forced command and for a
+            // forced one when the client asked for no command (`ssh -T host`): the two cannot be told apart.
+            return "vaultctl receive runs only as the forced command of a key in authorized_keys (command=\"vaultctl receive \(target)\",restrict …): either the sender asked for no command ('vaultctl send' always asks for one), or this key is not restricted to it and could do more than hand over a secret (print the line with 'vaultctl receive --print-authorized-key KEY.pub \(target)')"
         }
         let words = asked.split(separator: " ", omittingEmptySubsequences: true)
         guard words.count == 3, words[0] == "vaultctl" || words[0].hasSuffix("/vaultctl"), words[1] == "receive" else {

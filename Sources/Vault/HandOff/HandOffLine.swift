@@ -19,6 +19,21 @@ public struct HandOffLine: Sendable, Equatable {
         case ready, delivered, unlocked, refused, blocked, rejected, failed
     }
 
+    /// Where a line stands in the exchange: the receiver's first line, or the result after the secret.
+    public enum Phase: Sendable {
+        case first, result
+
+        /// The words this phase allows: first `ready` or a refusal (nothing was read yet, so nothing can
+        /// have been delivered or rejected); as the result, what became of the secret (never `ready` again,
+        /// nor `refused`/`blocked`, which come before any secret is read).
+        public func allows(_ word: Word) -> Bool {
+            switch self {
+            case .first: return [.ready, .refused, .blocked, .unlocked, .failed].contains(word)
+            case .result: return [.delivered, .unlocked, .rejected, .failed].contains(word)
+            }
+        }
+    }
+
     public static let prefix = "vaultctl-receive 1 "
     /// The longest line accepted, newline excluded.
     public static let maximumLength = 1024

@@ -10,9 +10,12 @@ import Slots
 /// its command can run; the sender is nearby (``ReceiverOrigin``); the receiver's own rate limit does not
 /// block; the target is locked (its check exits 0). Then `ready`, the secret (its length, then the bytes
 /// and EOF, at most 64 KiB, within `secretSeconds`), the check again right before delivery, the command with the secret on stdin
-/// (`Delivery`, as supply's COMMAND: descriptors 0-2 only, never argv or environment), and the check once
+/// (`Delivery`, as supply's COMMAND: descriptors 0-2 only, never argv or environment; its stdout and
+/// stderr, and the check's, are /dev/null, as ours are the sender's channel), and the check once
 /// more: still locked after an exit 0 means the secret was not accepted. A command that read the secret and
-/// failed, or left the target locked, counts as a failed attempt, as it does for supply.
+/// failed, or left the target locked, counts as a failed attempt, as it does for supply. From `ready` to the
+/// result the hand-off holds a place in the rate limit (as the PAM gate's attempts do), so parallel
+/// connections cannot get more secrets to the command than the limit: with every place taken, `blocked`.
 public struct HandOffReceiver: Sendable {
     public let targetName: String
     public let originalCommand: String?
@@ -24,9 +27,16 @@ public struct HandOffReceiver: Sendable {
     /// the receiver never leaves a process running after the sender has given up.
     public static let checkSeconds: Double = 20
     public static let commandSeconds: Double = 100
+    /// One bound for everything after the secret arrived (the check again, the command, the checks after
+    /// it), below the sender's 120 s wait for the result: each gets the time left, at most its own bound.
+    public static let afterSecretSeconds: Double = 110
+    /// `afterSecretSeconds`, shorter in tests.
+    public let afterSecretSeconds: Double
 
     public init(targetName: String, originalCommand: String?, targets: TargetList, origin: Origin,
-                limiter: RateLimiter, secretSeconds: Double = 30) {
+                limiter: RateLimiter, secretSeconds: Double = 30,
+                afterSecretSeconds: Double = HandOffReceiver.afterSecretSeconds) {
+        self.afterSecretSeconds = afterSecretSeconds
         self.targetName = targetName
         self.originalCommand = originalCommand
         self.targets = targets
@@ -67,7 +77,15 @@ public struct HandOffReceiver: Sendable {
             }
             return HandOffLine(.failed, "the receiver's rate limit cannot be read: \(Self.words(error))")
         }
-        let check = target.check.map { TargetCheck(program: $0, seconds: Self.checkSeconds) }
+        // In a process group of their own, ended as a whole at a bound (a `sh -c`'s children too).
+        // Quiet: the check's and the command's output would go into the protocol channel (our stdout) and
+        // onto the sender's terminal (our stderr, through ssh); they go to /dev/null.
+        let check = target.check.map { (program) -> TargetCheck in
+            var c = TargetCheck(program: program, seconds: Self.checkSeconds)
+            c.quiet = true
+            c.ownGroup = true
+            return c
+        }
         if let check {
             let (locked, status) = check.stillLocked()
             if status == TargetCheck.timedOutStatus {
@@ -77,62 +95,95 @@ public struct HandOffReceiver: Sendable {
                 return HandOffLine(.unlocked, "target '\(targetName)' is already unlocked (its check exited \(status)); nothing was sent")
             }
         }
-        guard say(HandOffLine(.ready)) else {
-            return HandOffLine(.failed, "the sender could not be told to go ahead")
-        }
-
-        let secret: SecretBytes
-        switch SecretReader.read(fd: fd, limit: SecretBytes.maximumCount + 8, deadline: Deadline(secondsFromNow: secretSeconds)) {
-        case .bytes(let s) where s.isEmpty:
-            return HandOffLine(.failed, "no secret arrived; nothing was delivered")
-        case .bytes(let framed):
-            guard let whole = HandOffLine.unframe(framed) else {
-                return HandOffLine(.failed, "the secret arrived cut short or malformed (not its length, then that many bytes); nothing was delivered")
-            }
-            secret = whole
-        case .tooLong:
-            return HandOffLine(.failed, "the secret is longer than 64 KiB; nothing was delivered")
-        case .failed(let e):
-            return HandOffLine(.failed, e == ETIMEDOUT ? "no secret within \(Int(secretSeconds)) s; nothing was delivered"
-                                                      : "the secret could not be read (errno \(e)); nothing was delivered")
-        }
-        defer { secret.wipe() }
-        if let check {
-            let (stillLocked, status) = check.stillLocked()
-            if status == TargetCheck.timedOutStatus {
-                return HandOffLine(.failed, "target '\(targetName)': its check did not finish within \(Int(Self.checkSeconds)) s; nothing was delivered")
-            }
-            guard stillLocked else {
-                return HandOffLine(.unlocked, "target '\(targetName)' was unlocked meanwhile (its check exited \(status)); nothing was delivered")
+        // A place, as the PAM gate takes one: parallel connections get no more secrets to the command than
+        // the limit allows. Given back with the outcome below (a rejected secret counts).
+        do throws(VaultError) { try limiter.beginAttempt() } catch {
+            switch error {
+            case .blocked(let until, let now):
+                return HandOffLine(.blocked, "too many failed attempts on the receiver: blocked for \(Int((until - now).rounded(.up))) s more")
+            case .busy:
+                return HandOffLine(.blocked, "the receiver is busy with as many hand-offs as its rate limit allows at once; nothing was read")
+            default:
+                return HandOffLine(.failed, "the receiver's rate limit cannot be read: \(Self.words(error))")
             }
         }
-        do { try beforeDelivery() } catch {
-            return HandOffLine(.failed, "the receiver's audit log could not be written, so nothing was delivered")
-        }
-        let outcome = Delivery.toStdin(target.command, secret, atMost: Self.commandSeconds)
-        if outcome.timedOut {
-            return HandOffLine(.failed, "target '\(targetName)': \(Quote.text(target.command[0])) did not finish within \(Int(Self.commandSeconds)) s and was ended; not counted as a failed attempt")
-        }
-        var failure: String?
-        if outcome.status != 0 {
-            guard outcome.readAny else {
-                return HandOffLine(.failed, "target '\(targetName)': \(Quote.text(target.command[0])) exited \(outcome.status) without reading the secret; not counted as a failed attempt")
-            }
-            failure = "target '\(targetName)': \(Quote.text(target.command[0])) exited \(outcome.status) after reading the secret"
-        } else if let check, !check.unlockedSoon() {
-            failure = "target '\(targetName)': the command exited 0 but the target is still locked (its check still exits 0), so the secret was not accepted"
-        }
+        let (line, failure) = handOver(target, check, input: fd, say: say, beforeDelivery: beforeDelivery)
         guard let failure else {
-            return HandOffLine(.delivered, "target '\(targetName)' is unlocked")
+            // Our own marker: were it left behind, it is dropped once this process is gone (or, after the
+            // secret went to the command, counted, which errs on the safe side).
+            _ = try? limiter.endAttempt(failed: false)
+            return line
         }
         do throws(VaultError) {
-            if let until = try limiter.recordFailure() {
+            if let until = try limiter.endAttempt(failed: true) {
                 return HandOffLine(.rejected, "\(failure). That was too many failures: the receiver is blocked for \(Int((until - limiter.clock.now()).rounded(.up))) s")
             }
         } catch {
             return HandOffLine(.rejected, "\(failure) (and the failure could not be counted: \(Self.words(error)))")
         }
         return HandOffLine(.rejected, failure)
+    }
+
+    /// From `ready` on, holding a place: the final line, or the failure to count (a rejected secret).
+    private func handOver(_ target: Target, _ check: TargetCheck?, input fd: Int32, say: (HandOffLine) -> Bool,
+                          beforeDelivery: () throws(VaultError) -> Void) -> (HandOffLine, failure: String?) {
+        func line(_ l: HandOffLine) -> (HandOffLine, failure: String?) { (l, nil) }
+        guard say(HandOffLine(.ready)) else {
+            return line(HandOffLine(.failed, "the sender could not be told to go ahead"))
+        }
+
+        let secret: SecretBytes
+        switch SecretReader.read(fd: fd, limit: SecretBytes.maximumCount + 8, deadline: Deadline(secondsFromNow: secretSeconds)) {
+        case .bytes(let s) where s.isEmpty:
+            return line(HandOffLine(.failed, "no secret arrived; nothing was delivered"))
+        case .bytes(let framed):
+            guard let whole = HandOffLine.unframe(framed) else {
+                return line(HandOffLine(.failed, "the secret arrived cut short or malformed (not its length, then that many bytes); nothing was delivered"))
+            }
+            secret = whole
+        case .tooLong:
+            return line(HandOffLine(.failed, "the secret is longer than 64 KiB; nothing was delivered"))
+        case .failed(let e):
+            return line(HandOffLine(.failed, e == ETIMEDOUT ? "no secret within \(Int(secretSeconds)) s; nothing was delivered"
+                                                           : "the secret could not be read (errno \(e)); nothing was delivered"))
+        }
+        defer { secret.wipe() }
+        let phase = Deadline(secondsFromNow: afterSecretSeconds)
+        if let check {
+            let (stillLocked, status) = check.stillLocked(by: phase)
+            if status == TargetCheck.timedOutStatus {
+                return line(HandOffLine(.failed, "target '\(targetName)': its check did not finish in time; nothing was delivered"))
+            }
+            guard stillLocked else {
+                return line(HandOffLine(.unlocked, "target '\(targetName)' was unlocked meanwhile (its check exited \(status)); nothing was delivered"))
+            }
+        }
+        do { try beforeDelivery() } catch {
+            return line(HandOffLine(.failed, "the receiver's audit log could not be written, so nothing was delivered"))
+        }
+        // From here a receiver killed midway counts as a failed attempt.
+        try? limiter.markAnswered()
+        let left = min(Self.commandSeconds, Double(phase.remainingMilliseconds) / 1000)
+        let outcome = Delivery.toStdin(target.command, secret, atMost: left, quiet: true, ownGroup: true)
+        if outcome.timedOut {
+            return line(HandOffLine(.failed, "target '\(targetName)': \(Quote.text(target.command[0])) did not finish within \(Int(left.rounded(.up))) s and was ended; not counted as a failed attempt"))
+        }
+        var failure: String?
+        if outcome.status != 0 {
+            guard outcome.readAny else {
+                return line(HandOffLine(.failed, "target '\(targetName)': \(Quote.text(target.command[0])) exited \(outcome.status) without reading the secret; not counted as a failed attempt"))
+            }
+            failure = "target '\(targetName)': \(Quote.text(target.command[0])) exited \(outcome.status) after reading the secret"
+        } else if let check, !check.unlockedSoon(by: phase) {
+            if phase.remainingMilliseconds == 0 {
+                return line(HandOffLine(.failed, "target '\(targetName)': the command exited 0, but its check did not say it is unlocked within the receiver's \(Int(afterSecretSeconds)) s; not counted as a failed attempt"))
+            }
+            failure = "target '\(targetName)': the command exited 0 but the target is still locked (its check still exits 0), so the secret was not accepted"
+        }
+        guard let failure else {
+            return line(HandOffLine(.delivered, "target '\(targetName)' is unlocked"))
+        }
+        return (HandOffLine(.rejected, failure), failure)
     }
 
     /// A vault error in a few plain words, for a protocol line (the CLI's own words are not reachable here).

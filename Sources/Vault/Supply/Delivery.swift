@@ -17,12 +17,21 @@ public enum Delivery {
 
     /// Runs `command` (searched in PATH) with the secret on stdin and waits for it: without a bound, or
     /// at most `seconds`, then kills it (`timedOut`).
-    public static func toStdin(_ command: [String], _ secret: SecretBytes, atMost seconds: Double? = nil) -> Outcome {
+    ///
+    /// `quiet`: its stdout and stderr are /dev/null instead of ours. `receive` needs that: its own stdout is
+    /// the protocol channel to the sender and its stderr reaches the sender's terminal through ssh.
+    /// `ownGroup`: it runs in a process group of its own, ended as a whole at the bound (`Spawn.endGroup`).
+    public static func toStdin(_ command: [String], _ secret: SecretBytes, atMost seconds: Double? = nil,
+                               quiet: Bool = false, ownGroup: Bool = false) -> Outcome {
         // The pipe holds the whole secret, so the write below cannot block on a program that never reads;
         // without the room, nothing starts.
         guard !command.isEmpty, let input = ChildSpawn.pipe(holding: secret.count) else { return Outcome(status: 127, readAny: false) }
-        let started = Spawn.start(command) { actions in
+        let started = Spawn.start(command, ownGroup: ownGroup) { actions in
             posix_spawn_file_actions_adddup2(&actions, input.read, 0)
+            if quiet {
+                posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+                posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            }
         }
         guard case .success(let pid) = started else {
             close(input.read)
@@ -40,7 +49,7 @@ public enum Delivery {
             if let ended = Spawn.wait(pid, atMost: seconds) {
                 status = ended
             } else {
-                Spawn.kill(pid)
+                if ownGroup { Spawn.endGroup(pid) } else { Spawn.kill(pid) }
                 status = 128 + SIGKILL
                 timedOut = true
             }

@@ -11,8 +11,8 @@ public enum Spawn {
     static func pipe() -> (read: Int32, write: Int32)? { ChildSpawn.pipe() }
 
     /// Spawns `argv[0]` (searched in PATH) with the file actions `setup` adds (`ChildSpawn.start`).
-    static func start(_ argv: [String], actions setup: (inout posix_spawn_file_actions_t) -> Void) -> Result<pid_t, SpawnError> {
-        ChildSpawn.start(argv, actions: setup).mapError { SpawnError(errno: $0.errno) }
+    static func start(_ argv: [String], ownGroup: Bool = false, actions setup: (inout posix_spawn_file_actions_t) -> Void) -> Result<pid_t, SpawnError> {
+        ChildSpawn.start(argv, ownGroup: ownGroup, actions: setup).mapError { SpawnError(errno: $0.errno) }
     }
 
     /// Where `posix_spawnp` would find `program`: itself when it names a path (has a `/`), else the first
@@ -66,6 +66,18 @@ public enum Spawn {
     static func kill(_ pid: pid_t) {
         _ = Glibc.kill(pid, SIGKILL)
         _ = wait(pid)
+    }
+
+    /// Ends a child started with `ownGroup` that outstayed its bound, with all its group (a `sh -c`'s
+    /// children too): SIGTERM, up to 2 s to go, then SIGKILL; reaps the child.
+    static func endGroup(_ pid: pid_t) {
+        _ = Glibc.kill(-pid, SIGTERM)
+        if wait(pid, atMost: 2) == nil {
+            _ = Glibc.kill(-pid, SIGKILL)
+            _ = wait(pid)
+        }
+        // Whatever of the group outlived the leader.
+        _ = Glibc.kill(-pid, SIGKILL)
     }
 
     struct SpawnError: Error {

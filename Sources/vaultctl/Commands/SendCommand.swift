@@ -72,11 +72,11 @@ enum SendCommand {
             case .failed: return CommandFailure(code: .failure, message: "\(host): \(line.text).")
             }
         case .unreachable(let why, let status):
-            // The receiver ran but stopped before the protocol (its own message came through ssh, above):
-            // its refusal or block keeps its code.
+            // The receiver ran but stopped before the protocol (its own message, quoted, is in `why`, from
+            // ssh's captured stderr): its refusal or block keeps its code.
             switch status {
-            case 77?: return CommandFailure(code: .denied, message: "\(why); the receiver refused (its message is above). Nothing was sent.")
-            case 75?: return CommandFailure(code: .tryLater, message: "\(why); the receiver asked to try later (its message is above). Nothing was sent.")
+            case 77?: return CommandFailure(code: .denied, message: "\(why); the receiver refused. Nothing was sent.")
+            case 75?: return CommandFailure(code: .tryLater, message: "\(why); the receiver asked to try later. Nothing was sent.")
             default: return CommandFailure(code: .unavailable, message: "Cannot hand over: \(why). Nothing was sent.")
             }
         case .noResult(let why):

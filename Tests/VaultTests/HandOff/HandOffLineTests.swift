@@ -15,6 +15,12 @@ import Slots
         #expect(HandOffLine.parse(Array(line.bytes.dropLast())) == line)
     }
 
+    @Test func eachPhaseAllowsOnlyItsWords() {
+        // Nothing was sent before the first line, so it can say neither delivered nor rejected.
+        #expect(HandOffLine.Word.allCases.filter { HandOffLine.Phase.first.allows($0) } == [.ready, .unlocked, .refused, .blocked, .failed])
+        #expect(HandOffLine.Word.allCases.filter { HandOffLine.Phase.result.allows($0) } == [.delivered, .unlocked, .rejected, .failed])
+    }
+
     @Test(arguments: [
         "vaultctl-receive 2 ready",            // another version
         "vaultctl-receive 1 readyy",           // an unknown word

@@ -192,7 +192,7 @@ extension Sandbox {
         return String(cString: made)
     }
 
-    private func writeScript(_ path: String, _ body: String) throws {
+    func writeScript(_ path: String, _ body: String) throws {
         guard FileText.write(path, "#!/bin/sh\n" + body, mode: 0o700), chmod(path, 0o700) == 0 else {
             throw SetupError(description: "could not write \(path)")
         }
