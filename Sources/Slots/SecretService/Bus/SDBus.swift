@@ -21,7 +21,7 @@ final class BusConnection {
         self.bus = bus
     }
 
-    deinit { sd.sd_bus_close_unref(bus) }
+    deinit { _ = sd.sd_bus_close_unref(bus) }
 
     /// Connects to the session bus: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`
     /// (`SessionBusAddress`). Authentication and `Hello` go out at once and are answered while the first
@@ -38,7 +38,7 @@ final class BusConnection {
             if rc >= 0 { rc = sd.sd_bus_set_bus_client(bus, 1) }
             if rc >= 0 { rc = sd.sd_bus_start(bus) }
             if rc >= 0 { return BusConnection(bus: bus) }
-            sd.sd_bus_close_unref(bus)
+            _ = sd.sd_bus_close_unref(bus)
             // On a Unix socket, EAGAIN means the listener's backlog is full: try again until the deadline.
             if rc == -EAGAIN && deadline.remainingMilliseconds > 0 {
                 usleep(1000)
@@ -60,7 +60,7 @@ final class BusConnection {
         slots.reserveCapacity(calls.count)
         defer {
             // A slot released before its reply came cancels the call: no callback writes into `pending` later.
-            for slot in slots { sd.sd_bus_slot_unref(slot) }
+            for slot in slots { _ = sd.sd_bus_slot_unref(slot) }
             withExtendedLifetime(pending) {}
         }
         var next = 0
@@ -101,7 +101,7 @@ final class BusConnection {
         var made: OpaquePointer?
         var rc = sd.sd_bus_message_new_method_call(bus, &made, destination, call.path, call.interface, call.member)
         guard rc >= 0, let m = made else { throw failure(rc) }
-        defer { sd.sd_bus_message_unref(m) }
+        defer { _ = sd.sd_bus_message_unref(m) }
         for argument in call.arguments {
             rc = Self.append(m, argument)
             guard rc >= 0 else { throw .protocolError("vaultctl could not build its \(call.member) call (\(errorText(rc)))") }
@@ -133,7 +133,7 @@ final class BusConnection {
         let rc = sd.sd_bus_add_match_async(bus, &match, rule, PendingReplies.keep, nil, signal.entry(0))
         guard rc >= 0 else { throw failure(rc) }
         defer {
-            sd.sd_bus_slot_unref(match)
+            _ = sd.sd_bus_slot_unref(match)
             withExtendedLifetime(signal) {}
         }
         if case .failure(let error) = try callAll([call], destination: destination, deadline: waitDeadline)[0] {
@@ -322,7 +322,7 @@ private final class PendingReplies {
     }
 
     deinit {
-        for i in 0..<count { if let m = entries[i].message { sd.sd_bus_message_unref(m) } }
+        for i in 0..<count { if let m = entries[i].message { _ = sd.sd_bus_message_unref(m) } }
         entries.deallocate()
         counter.deallocate()
     }
