@@ -19,7 +19,7 @@ final class VirtualX11 {
         try #require(start.status == 0, "\(start)")
         pid = pid_t(start.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         var number: String?
-        for _ in 0..<100 {
+        for _ in 0..<400 {  // up to 20 s: the whole suite runs beside it, and a loaded machine starts it slowly
             if let n = FileText.read(numberFile)?.trimmingCharacters(in: .whitespacesAndNewlines), !n.isEmpty {
                 number = n
                 break
@@ -58,7 +58,7 @@ final class HeadlessWayland {
         try #require(start.status == 0, "\(start)")
         pid = pid_t(start.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         var found: String?
-        for _ in 0..<100 {
+        for _ in 0..<400 {  // up to 20 s: the whole suite runs beside it, and a loaded machine starts it slowly
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: runtimeFolder)) ?? []
             if let s = entries.first(where: { $0.hasPrefix("wayland-") && !$0.hasSuffix(".lock") }) {
                 found = s
