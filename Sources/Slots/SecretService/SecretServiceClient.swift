@@ -335,8 +335,7 @@ final class SecretServiceClient {
         let itemLabel = (try? Self.values(replies[0]))?.first?.unwrapped.string
         // A parent that answers no collection Label is not a collection this client can name.
         guard let label = (try? Self.values(replies[1]))?.first?.unwrapped.string else { return (nil, itemLabel) }
-        let name = label.isEmpty ? String(holder.split(separator: "/").last ?? Substring(holder)) : label
-        return (name, itemLabel)
+        return (Self.shownLabel(label, ofCollection: holder), itemLabel)
     }
 
     private func finishSession(_ reply: Reply, _ exchange: SessionKeyExchange) throws(Failure) {
@@ -456,7 +455,7 @@ final class SecretServiceClient {
             // error, an odd answer) does not cost the whole listing.
             guard (try? Self.lockedState(answers[paths.count + i])) == true else { continue }
             let label = (try? Self.values(answers[paths.count + collections.count + i]))?.first?.unwrapped.string ?? ""
-            locked.append(label.isEmpty ? String(collection.split(separator: "/").last ?? Substring(collection)) : label)
+            locked.append(Self.shownLabel(label, ofCollection: collection))
         }
         var names: [String] = []
         for reply in answers.prefix(paths.count) {
@@ -490,7 +489,12 @@ final class SecretServiceClient {
     /// The label of `collection` (an empty one shown as the last part of its path).
     func label(ofCollection path: String) -> String {
         let label = (try? call(Self.getProperty(path, Self.collectionInterface, "Label")))?.first?.unwrapped.string ?? ""
-        return label.isEmpty ? String(path.split(separator: "/").last ?? Substring(path)) : label
+        return Self.shownLabel(label, ofCollection: path)
+    }
+
+    /// A collection's label as shown: an empty one is the last part of its path, the provider's own name for it.
+    private static func shownLabel(_ label: String, ofCollection path: String) -> String {
+        label.isEmpty ? String(path.split(separator: "/").last ?? Substring(path)) : label
     }
 
     // MARK: - Prompts
