@@ -14,6 +14,9 @@ public protocol Slot: Sendable {
     var mode: SlotMode { get }
     /// Looks without reading the secret and without prompting.
     func holding(_ name: SlotName) -> Holding
+    /// Looks as `holding` does, for a `read` of `name` that follows (after the presence gate): a backend may
+    /// also make ready what that read will need, without touching the value. See the default below.
+    func holdingBeforeRead(_ name: SlotName) -> Holding
     /// Reads the value; throws `SlotError.empty` when there is none.
     func read(_ name: SlotName) throws(SlotError) -> SecretBytes
     /// Writes the value, replacing any old one, so that a crash leaves either the old or the new value.
@@ -44,6 +47,9 @@ extension Slot {
     /// Where a held value is, in words a person recognizes (for the sync slot, the collection's label);
     /// nil when the backend has nothing better to say than its mode.
     public func place(of name: SlotName) -> String? { nil }
+
+    /// A backend with nothing to make ready looks as for any other question.
+    public func holdingBeforeRead(_ name: SlotName) -> Holding { holding(name) }
 
     /// A backend whose names are always valid and that hides nothing: its names alone.
     public func listing() throws(SlotError) -> SlotListing { SlotListing(names: try names()) }

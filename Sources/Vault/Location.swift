@@ -37,10 +37,12 @@ extension Vault {
     /// that really holds one; otherwise nothing, or "unknown" when a slot could not be asked.
     ///
     /// A failed check is never read as "empty", and an item in a locked collection counts as held.
-    public func loadMode(_ name: SlotName) throws(VaultError) -> LoadMode {
+    /// `beforeRead`: a gated read of the slot follows, so each slot asked may make ready what it needs
+    /// for it (`Slot.holdingBeforeRead`).
+    public func loadMode(_ name: SlotName, beforeRead: Bool = false) throws(VaultError) -> LoadMode {
         let recorded = try record.hint(for: name)
         // Lazily: a read whose recorded slot holds the value asks only that slot.
-        return Self.decide(recorded: recorded) { slot($0).holding(name) }
+        return Self.decide(recorded: recorded) { beforeRead ? slot($0).holdingBeforeRead(name) : slot($0).holding(name) }
     }
 
     /// The rule itself, over holdings given by `ask` (asked in order, recorded slot first, each at most once).

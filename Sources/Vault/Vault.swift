@@ -110,9 +110,10 @@ public struct Vault: Sendable {
     /// Finds the slot that holds `name` (see `loadMode`), or throws: `empty` when every slot was asked and
     /// none holds it, `couldNotLook` when one could not be asked (the value may be there). A device slot
     /// that cannot be looked at safely (permissions, …) is an error in itself.
-    public func locate(_ name: SlotName) throws(VaultError) -> (mode: SlotMode, locked: Bool) {
+    /// `beforeRead`: see `loadMode`.
+    public func locate(_ name: SlotName, beforeRead: Bool = false) throws(VaultError) -> (mode: SlotMode, locked: Bool) {
         // Callers hold the change lock (shared or exclusive), so no change is half done while this looks.
-        switch try loadMode(name) {
+        switch try loadMode(name, beforeRead: beforeRead) {
         case .mode(let mode, let locked): return (mode, locked)
         case .none: throw .slot(.empty(name))
         case .unknown(let error):
@@ -127,7 +128,7 @@ public struct Vault: Sendable {
     /// refused before the password prompt, unless its slot can ask a person to unlock it (the provider's own
     /// prompt on a desktop, after PAM, never instead of it).
     public func read(_ name: SlotName) throws(VaultError) -> SecretBytes {
-        let (mode, locked) = try steadily { () throws(VaultError) in try locate(name) }
+        let (mode, locked) = try steadily { () throws(VaultError) in try locate(name, beforeRead: true) }
         if locked && !slot(mode).canAskToUnlock {
             throw .slot(.lockedValue(name))
         }

@@ -15,7 +15,7 @@ import Slots
         let secret = try f.vault.read(api)
 
         #expect(secret.text == "from sync")
-        #expect(f.log.entries == ["sync.holding api", "gate.verify", "sync.read api"])
+        #expect(f.log.entries == ["sync.holdingBeforeRead api", "gate.verify", "sync.read api"])
     }
 
     @Test func readIgnoresStaleRecord() throws {
@@ -25,7 +25,7 @@ import Slots
         let secret = try f.vault.read(api)
 
         #expect(secret.text == "from device")
-        #expect(f.log.entries == ["sync.holding api", "device.holding api", "gate.verify", "device.read api"])
+        #expect(f.log.entries == ["sync.holdingBeforeRead api", "device.holdingBeforeRead api", "gate.verify", "device.read api"])
     }
 
     @Test func readWithoutRecordLooksInDeviceSlotFirst() throws {
@@ -35,7 +35,7 @@ import Slots
         let secret = try f.vault.read(api)
 
         #expect(secret.text == "from device")
-        #expect(f.log.entries == ["device.holding api", "gate.verify", "device.read api"])
+        #expect(f.log.entries == ["device.holdingBeforeRead api", "gate.verify", "device.read api"])
     }
 
     @Test func readWithoutRecordFallsBackToSyncSlot() throws {
@@ -44,7 +44,7 @@ import Slots
         let secret = try f.vault.read(api)
 
         #expect(secret.text == "from sync")
-        #expect(f.log.entries == ["device.holding api", "sync.holding api", "gate.verify", "sync.read api"])
+        #expect(f.log.entries == ["device.holdingBeforeRead api", "sync.holdingBeforeRead api", "gate.verify", "sync.read api"])
     }
 
     @Test func readFallsBackToDeviceWhenRecordedSyncSlotIsUnreachable() throws {
@@ -136,7 +136,7 @@ import Slots
 
         #expect(error?.isAuthenticationFailed == true)
         #expect(f.gate.calls == 1)
-        #expect(f.log.entries == ["device.holding api", "gate.verify failed"])
+        #expect(f.log.entries == ["device.holdingBeforeRead api", "gate.verify failed"])
     }
 
     @Test func readSurfacesSlotReadFailureAsSlotError() throws {

@@ -12,56 +12,20 @@ struct SecretServiceEncryptionTests {
         let keyring = try SecretServiceInstance.start(.unlocked)
         defer { keyring.stop() }
         let sb = try Sandbox(keyring)
-        let capture = "\(sb.root)/bus.pcap"
-        // dbus-monitor in the background (it runs until killed); its pid comes back on stdout.
-        let started = ProcessRunner.run("/bin/sh", ["-c", "\"$0\" --address \"$1\" --pcap >\"$2\" 2>/dev/null & echo $!",
-                                                    Paths.tool("dbus-monitor"), keyring.busAddress, capture],
-                                        environment: keyring.clientEnvironment, timeout: .seconds(10))
-        let pid = try #require(pid_t(started.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)), "\(started)")
-        defer { kill(pid, SIGKILL) }
-        // It is watching once it has written the capture header and the bus's answer to BecomeMonitor.
-        // A connection that becomes a monitor loses its names: that NameLost is the first thing it records.
-        try #require(waitUntilCaptured(capture, "NameLost"), "dbus-monitor did not start watching")
+        let monitor = try BusMonitor(keyring, writingTo: "\(sb.root)/bus.pcap", format: "--pcap")
 
         let name = sb.uniqueSlot("onthewire")
         let secret = Array("Zq8-wire-check-\(UInt32.random(in: 0...UInt32.max))-7f3a9c".utf8)
         try sb.store(name, secret, mode: "sync")
         let read = try sb.read(name)
         #expect(read.status == 0 && read.stdout == secret, "\(read)")
-        // A call after the read: once the monitor wrote it, it has written every message of the read before it.
-        let sentinel = ProcessRunner.run(Paths.tool("gdbus"), ["call", "--session", "--dest", "org.freedesktop.DBus",
-                                                               "--object-path", "/org/freedesktop/DBus",
-                                                               "--method", "org.freedesktop.DBus.GetId"],
-                                         environment: keyring.clientEnvironment, timeout: .seconds(10))
-        try #require(sentinel.status == 0, "\(sentinel)")
-        try #require(waitUntilCaptured(capture, "GetId"), "the monitor did not catch up with the bus")
-        kill(pid, SIGTERM)
+        try monitor.catchUpAndStop(after: "GetId")
 
-        let seen = try [UInt8](Data(contentsOf: URL(fileURLWithPath: capture)))
+        let seen = monitor.bytes
         for expected in ["OpenSession", "dh-ietf1024-sha256-aes128-cbc-pkcs7", "CreateItem", "GetSecret", name] {
-            #expect(contains(seen, Array(expected.utf8)), "the capture has no '\(expected)' (\(seen.count) bytes)")
+            #expect(BusMonitor.contains(seen, Array(expected.utf8)), "the capture has no '\(expected)' (\(seen.count) bytes)")
         }
-        #expect(!contains(seen, secret), "the secret crossed the bus in clear")
-        #expect(!contains(seen, Array(secret.prefix(12))), "part of the secret crossed the bus in clear")
-    }
-
-    /// Whether `text` appears in the capture within 10 s.
-    private func waitUntilCaptured(_ capture: String, _ text: String) -> Bool {
-        for _ in 0..<500 {
-            if let seen = FileManager.default.contents(atPath: capture), contains([UInt8](seen), Array(text.utf8)) { return true }
-            usleep(20_000)
-        }
-        return false
-    }
-
-    private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard !needle.isEmpty, haystack.count >= needle.count else { return false }
-        let first = needle[0]
-        var i = 0
-        while i <= haystack.count - needle.count {
-            if haystack[i] == first && haystack[i..<(i + needle.count)].elementsEqual(needle) { return true }
-            i += 1
-        }
-        return false
+        #expect(!BusMonitor.contains(seen, secret), "the secret crossed the bus in clear")
+        #expect(!BusMonitor.contains(seen, Array(secret.prefix(12))), "part of the secret crossed the bus in clear")
     }
 }

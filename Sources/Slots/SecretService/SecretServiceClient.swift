@@ -40,6 +40,9 @@ final class SecretServiceClient {
     private var promptDeadline: Deadline?
     /// The last search's answer (see `recentItems`); forgotten when this process changes anything.
     private var lastFound: (name: SlotName, items: [Item])?
+    /// The unlocked item each slot's look before a read chose (`itemBeforeRead`), until that read takes it
+    /// (`secretFoundBeforeRead`); forgotten when this process changes anything.
+    private var foundBeforeRead: [SlotName: String] = [:]
 
     private init(bus: BusConnection, deadline: Deadline) {
         self.bus = bus
@@ -278,20 +281,62 @@ final class SecretServiceClient {
 
     // MARK: - Operations
 
+    /// Whether a search also opens the encrypted session (when there is none yet), in the same round trip.
+    enum SessionOpening {
+        case no
+        /// For a read right after: a failed exchange fails the search.
+        case now
+        /// For a read after the presence gate: a failed exchange (no libgcrypt, a provider without the
+        /// algorithm) is left for that read, which tries again and says why; the search stands.
+        case ahead
+    }
+
     /// The items of slot `name` in every collection, locked ones included, each with its own lock state (an
     /// item may be locked in an unlocked collection: KeePassXC's "confirm access"). With `openingSession`, the
     /// key exchange rides along when there is no session yet: one round trip for both.
-    func items(slot name: SlotName, openingSession: Bool = false) throws(Failure) -> [Item] {
+    func items(slot name: SlotName, openingSession: SessionOpening = .no) throws(Failure) -> [Item] {
         var calls = [Self.search(SecretServiceSlot.attributes(name)), Self.collectionsProperty]
-        let exchange = openingSession && session == nil ? try Self.newExchange() : nil
+        var exchange: SessionKeyExchange?
+        if session == nil {
+            switch openingSession {
+            case .no: break
+            case .now: exchange = try Self.newExchange()
+            case .ahead: exchange = try? Self.newExchange()
+            }
+        }
         if let exchange {
             calls.append(Self.openSession(exchange))
         }
         let replies = try callAllResolvingAlias(calls)
-        if let exchange { try finishSession(replies[2], exchange) }
+        if let exchange {
+            if openingSession == .ahead { try? finishSession(replies[2], exchange) } else { try finishSession(replies[2], exchange) }
+        }
         let found = try searched(replies[0], collections: replies[1])
         lastFound = (name, found)
         return found
+    }
+
+    /// The item a read of `name` would use (`newest`), found before the presence gate with the session
+    /// opened in the same trip, and kept for that read when it is unlocked: after the gate the read then
+    /// needs one round trip (`GetSecret`) instead of a second search, a key exchange and `GetSecret`.
+    func itemBeforeRead(slot name: SlotName) throws(Failure) -> Item? {
+        let item = try newest(items(slot: name, openingSession: .ahead))
+        foundBeforeRead[name] = item.flatMap { $0.locked ? nil : $0.path }
+        return item
+    }
+
+    /// The value of the item `itemBeforeRead` kept for `name` (taken: asked once), or nil when none was
+    /// kept or the provider answers for it with an error (it was deleted, moved or locked while the person
+    /// authenticated): then the caller looks again. An item that is still there is read as it is now, so a
+    /// value stored over it meanwhile is the one read.
+    func secretFoundBeforeRead(slot name: SlotName) throws(Failure) -> SecretBytes? {
+        guard let path = foundBeforeRead.removeValue(forKey: name), session != nil else { return nil }
+        do {
+            return try secret(of: path, slot: name)
+        } catch {
+            if case .bus(.remote) = error { return nil }
+            throw error
+        }
     }
 
     static let lockedCollection = SlotError.locked("a Secret Service collection is locked, so vaultctl cannot tell what it holds; unlock your keyring (for example by logging in to the desktop) and try again")
@@ -392,6 +437,7 @@ final class SecretServiceClient {
     /// Stores `secret` as an item with `attributes`, replacing the item that has exactly those.
     func store(_ secret: SecretBytes, attributes: [(String, String)], label: String) throws(Failure) {
         lastFound = nil
+        foundBeforeRead = [:]
         let collection = try defaultCollection()
         var calls = [Self.lockedProperty(collection)]
         let exchange = session == nil ? try Self.newExchange() : nil
@@ -428,6 +474,7 @@ final class SecretServiceClient {
     /// Deletes the items at `paths` (one trip for all of them). One already gone counts as deleted.
     func delete(_ paths: [String]) throws(Failure) {
         lastFound = nil
+        foundBeforeRead = [:]
         guard !paths.isEmpty else { return }
         for reply in try callAll(paths.map { Self.method($0, Self.itemInterface, "Delete") }) {
             let v: [DBusValue]

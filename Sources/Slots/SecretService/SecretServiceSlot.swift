@@ -48,6 +48,19 @@ public struct SecretServiceSlot: Slot {
         }
     }
 
+    /// As `holding`, with the encrypted session opened in the same trip and the item kept for the read that
+    /// follows the presence gate (`SecretServiceClient.itemBeforeRead`).
+    public func holdingBeforeRead(_ name: SlotName) -> Holding {
+        do {
+            return try run("looking for slot '\(name)'") { (c) throws(SecretServiceClient.Failure) -> Holding in
+                guard let item = try c.itemBeforeRead(slot: name) else { return .empty }
+                return .holds(locked: item.locked)
+            }
+        } catch {
+            return .unknown(error)
+        }
+    }
+
     /// The label of the collection holding the item, and the item's own label.
     public func place(of name: SlotName) -> String? {
         try? run("describing slot '\(name)'") { (c) throws(SecretServiceClient.Failure) -> String? in
@@ -101,8 +114,10 @@ public struct SecretServiceSlot: Slot {
 
     public func read(_ name: SlotName) throws(SlotError) -> SecretBytes {
         try run("reading slot '\(name)'") { (c) throws(SecretServiceClient.Failure) -> SecretBytes in
-            // The key exchange travels with the search: one round trip for both.
-            guard let item = try c.newest(c.items(slot: name, openingSession: true)) else { throw .slot(.empty(name)) }
+            // The item found before the presence gate, when it is still there: one round trip.
+            if let secret = try c.secretFoundBeforeRead(slot: name) { return secret }
+            // Otherwise a new search, the key exchange travelling with it: one round trip for both.
+            guard let item = try c.newest(c.items(slot: name, openingSession: .now)) else { throw .slot(.empty(name)) }
             if item.locked {
                 // The provider's own confirmation (KeePassXC's access dialog, gnome-keyring's unlock prompt), on
                 // top of PAM, never instead of it.

@@ -53,7 +53,7 @@ extension Vault {
     /// fingerprint) and to its stored form, so reading the code is needed: that read passes the presence
     /// gate (fresh PAM) like any other, after the checks that need no prompt (no code, a locked one).
     public func confirmRecoveryCopied(mark: CopiedMark) throws(VaultError) {
-        let (mode, locked) = try steadily { () throws(VaultError) in try locate(RecoveryCode.slot) }
+        let (mode, locked) = try steadily { () throws(VaultError) in try locate(RecoveryCode.slot, beforeRead: true) }
         if locked && !slot(mode).canAskToUnlock {
             throw .slot(.lockedValue("the recovery code"))
         }

@@ -42,7 +42,7 @@ extension Vault {
                 throw .alreadyUnlocked("the target is already unlocked (the --if-locked check exited \(status)); nothing was supplied")
             }
         }
-        let (mode, locked) = try steadily { () throws(VaultError) in try locate(name) }
+        let (mode, locked) = try steadily { () throws(VaultError) in try locate(name, beforeRead: true) }
         if locked {
             throw .slot(.lockedValue(name))
         }

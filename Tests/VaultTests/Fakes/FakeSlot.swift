@@ -97,12 +97,17 @@ final class FakeSlot: Slot, @unchecked Sendable {
 
     // MARK: Slot
 
-    func holding(_ name: SlotName) -> Holding {
+    func holding(_ name: SlotName) -> Holding { look(name, loggedAs: "holding") }
+
+    /// As `holding`, logged apart so tests see which looks came before a read.
+    func holdingBeforeRead(_ name: SlotName) -> Holding { look(name, loggedAs: "holdingBeforeRead") }
+
+    private func look(_ name: SlotName, loggedAs what: String) -> Holding {
         let answer: Holding = locked {
             if let error = _unavailable { return .unknown(error) }
             return values[name] == nil ? .empty : .holds(locked: _isLocked)
         }
-        log.note("\(mode.rawValue).holding \(name)")
+        log.note("\(mode.rawValue).\(what) \(name)")
         return answer
     }
 

@@ -1,0 +1,152 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// A sync read finds its item and opens the encrypted session before the password prompt, and after it asks
+/// the provider only for the secret (`GetSecret`), so a gated read costs one search. What the person
+/// authenticated for can change while they type: the item deleted, stored over, replaced by a new item, the
+/// value moved to the device slot, the collection locked. The read then answers what is there after the
+/// prompt, as a read that searched again would; never the old value of an item that is gone, and never a
+/// value without a prompt.
+///
+/// The askpass program makes the change (then answers the password), so it lands exactly between the look
+/// before the prompt and the read after it.
+@Suite("sync reads across the prompt")
+struct ReadAcrossThePromptTests {
+    /// On a private gnome-keyring with `dbus-monitor` watching: before the prompt, the search and the key
+    /// exchange; after it, vaultctl's only call to the provider is `GetSecret`. The askpass program marks the
+    /// moment of the prompt with a call of its own (`GetId`), which the monitor records in order.
+    @Test func afterThePromptTheReadAsksOnlyForTheSecret() throws {
+        let keyring = try SecretServiceInstance.start(.unlocked)
+        defer { keyring.stop() }
+        let sb = try Sandbox(keyring)
+        let name = sb.uniqueSlot("onecall")
+        let value = Array("one-call-\(UInt32.random(in: 0...UInt32.max))".utf8)
+        try sb.store(name, value, mode: "sync")
+
+        let monitor = try BusMonitor(keyring, writingTo: "\(sb.root)/bus.log", format: "--profile")
+
+        let askpass = "\(sb.root)/askpass-marking"
+        try sb.writeScript(askpass, """
+            \(outsidePAM) '\(Paths.tool("gdbus"))' call --session --dest org.freedesktop.DBus \
+              --object-path /org/freedesktop/DBus --method org.freedesktop.DBus.GetId >/dev/null 2>&1 </dev/null
+            printf '%s\\n' '\(Fixtures.pamPassword)'
+
+            """)
+        let read = try Sandbox.repeatingPAMWrapperRaces {
+            try sb.vaultctl(["read", name], overriding: ["VAULT_ASKPASS": askpass])
+        }
+        #expect(read.status == 0 && read.stdout == value, "\(read)")
+        try monitor.catchUpAndStop(after: "ListNames")
+
+        // Method calls, in the order the bus saw them: (sender, member), for the provider and the mark.
+        let calls: [(sender: String, member: String)] = String(decoding: monitor.bytes, as: UTF8.self).split(separator: "\n").compactMap { line in
+            let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard f.count >= 8, f[0] == "mc", f[4] == "org.freedesktop.secrets" || f[7] == "GetId" else { return nil }
+            return (f[3], f[7])
+        }
+        let mark = try #require(calls.firstIndex { $0.member == "GetId" }, "the askpass program's mark is not on the bus: \(calls)")
+        let reader = try #require(calls[..<mark].last { $0.member == "SearchItems" }?.sender, "no search before the prompt: \(calls)")
+        let before = calls[..<mark].filter { $0.sender == reader }.map(\.member)
+        let after = calls[(mark + 1)...].filter { $0.sender == reader }.map(\.member)
+        #expect(before.contains("SearchItems") && before.contains("OpenSession"), "before the prompt: \(before)")
+        #expect(!before.contains("GetSecret"), "the secret was asked for before the prompt: \(before)")
+        #expect(after == ["GetSecret"], "after the prompt the read asked the provider for \(after), not only GetSecret")
+    }
+
+    /// Deleted by another program while the person typed: the read says the slot is empty (66) and prints
+    /// nothing.
+    @Test func anItemDeletedDuringThePromptIsNotRead() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("gone")
+        try sb.store(name, Array("soon-gone".utf8), mode: "sync")
+        let r = try readChanging(sb, name, during: "\(outsidePAM) '\(Paths.tool("secret-tool"))' clear xdg:schema org.vaultctl.Slot slot '\(name)'")
+        #expect(r.status == 66, "\(r)")
+        #expect(r.stdout.isEmpty, "the deleted value was printed: \(r)")
+        #expect(r.stderr.contains(name), "\(r.stderr)")
+    }
+
+    /// Stored over in place (secret-tool replaces the item with the same attributes): the new value.
+    @Test func anItemStoredOverDuringThePromptReadsTheNewValue() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("over")
+        try sb.store(name, Array("old-value".utf8), mode: "sync")
+        let r = try readChanging(sb, name, during: secretToolStore(name, "new-value"))
+        #expect(r.status == 0 && r.stdout == Array("new-value".utf8), "\(r)")
+    }
+
+    /// Deleted and stored again (a new item, at a new path): the new item's value.
+    @Test func anItemReplacedByANewOneDuringThePromptReadsTheNewOne() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("renewed")
+        try sb.store(name, Array("first-item".utf8), mode: "sync")
+        let r = try readChanging(sb, name, during: """
+            \(outsidePAM) '\(Paths.tool("secret-tool"))' clear xdg:schema org.vaultctl.Slot slot '\(name)'
+            \(secretToolStore(name, "second-item"))
+            """)
+        #expect(r.status == 0 && r.stdout == Array("second-item".utf8), "\(r)")
+    }
+
+    /// Moved to the device slot (a store that removes the sync copy): the read finds it there.
+    @Test func aValueMovedToTheDeviceSlotDuringThePromptIsReadThere() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("moved")
+        try sb.store(name, Array("synced-value".utf8), mode: "sync")
+        // The store inside the askpass program replaces a value, so it would ask PAM itself: not here.
+        try sb.writePolicy(#"{"version":1,"gate":{"storeOver":false}}"#)
+        let r = try readChanging(sb, name, during: "printf 'device-value' | \(outsidePAM) '\(Paths.vaultctl)' store '\(name)' --mode device")
+        #expect(r.status == 0 && r.stdout == Array("device-value".utf8), "\(r)")
+        #expect(sb.secretToolLookup(name).stdout.isEmpty, "the store did not remove the sync copy")
+    }
+
+    /// The collection locked while the person typed (on a private keyring): the value is not read through
+    /// the item found before the prompt. The read searches again, finds the item locked and asks the
+    /// provider to unlock it; with no graphical session for its prompt that fails within seconds (69), as it
+    /// did before the read kept its first look.
+    @Test func aCollectionLockedDuringThePromptIsNotReadThroughTheOldLook() throws {
+        let keyring = try SecretServiceInstance.start(.unlocked)
+        defer { keyring.stop() }
+        let sb = try Sandbox(keyring)
+        let name = sb.uniqueSlot("locked")
+        let value = Array("locked-later-\(UInt32.random(in: 0...UInt32.max))".utf8)
+        try sb.store(name, value, mode: "sync")
+        let lock = """
+            \(outsidePAM) '\(Paths.tool("gdbus"))' call --session --dest org.freedesktop.secrets \
+              --object-path /org/freedesktop/secrets --method org.freedesktop.Secret.Service.Lock \
+              "['/org/freedesktop/secrets/collection/login']"
+            """
+        let r = try readChanging(sb, name, during: lock)
+        #expect(r.status == 69 && r.stderr.contains("unlock"), "a collection locked during the prompt: \(r)")
+        #expect(r.stdout.isEmpty, "\(r)")
+        #expect(r.elapsed < .seconds(20), "\(r.elapsed)")
+        let locked = ProcessRunner.run(Paths.tool("gdbus"), ["call", "--session", "--dest", "org.freedesktop.secrets",
+                                                             "--object-path", "/org/freedesktop/secrets/collection/login",
+                                                             "--method", "org.freedesktop.DBus.Properties.Get",
+                                                             "org.freedesktop.Secret.Collection", "Locked"],
+                                       environment: keyring.clientEnvironment, timeout: .seconds(10))
+        #expect(locked.stdoutText.contains("true"), "the askpass program did not lock the collection: \(locked)")
+    }
+
+    // MARK: - Helpers
+
+    /// The askpass program runs under the test PAM stack (it inherits pam_wrapper); what it runs does not.
+    private let outsidePAM = "env -u LD_PRELOAD -u PAM_WRAPPER"
+
+    /// `vaultctl read NAME` whose askpass program runs `change` (shell lines) before it answers the password.
+    private func readChanging(_ sb: Sandbox, _ name: String, during change: String,
+                              sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
+        let askpass = "\(sb.root)/askpass-changing"
+        try sb.writeScript(askpass, "{\n\(change)\n} >/dev/null 2>&1 </dev/null\nprintf '%s\\n' '\(Fixtures.pamPassword)'\n")
+        return try Sandbox.repeatingPAMWrapperRaces {
+            try sb.vaultctl(["read", name], overriding: ["VAULT_ASKPASS": askpass], sourceLocation: sourceLocation)
+        }
+    }
+
+    /// A shell line that stores `value` for slot `name` with secret-tool (replacing an item with the same
+    /// attributes), outside pam_wrapper.
+    private func secretToolStore(_ name: String, _ value: String) -> String {
+        "printf '\(value)' | \(outsidePAM) '\(Paths.tool("secret-tool"))' store --label='vaultctl: \(name)' xdg:schema org.vaultctl.Slot slot '\(name)'"
+    }
+}
