@@ -6,7 +6,8 @@ import Glibc
 ///
 /// The first operation connects and says `Hello`; the `default` alias is resolved alongside the first search
 /// (or on its own, before the first operation that needs the default collection); the key exchange happens
-/// once, the first time a value moves, alongside the search it travels with. Replies the provider owes us
+/// once, alongside the first search of a command that moves a value (for a gated read, the look before the
+/// password prompt). Replies the provider owes us
 /// are pipelined wherever they do not depend on each other. A connection that failed or timed out is not
 /// tried again in this process: the same answer comes back at once, so a command that asks several times
 /// still finishes within one timeout. Not `Sendable`: it lives inside `shared`'s mutex.
@@ -40,9 +41,12 @@ final class SecretServiceClient {
     private var promptDeadline: Deadline?
     /// The last search's answer (see `recentItems`); forgotten when this process changes anything.
     private var lastFound: (name: SlotName, items: [Item])?
-    /// The unlocked item each slot's look before a read chose (`itemBeforeRead`), until that read takes it
-    /// (`secretFoundBeforeRead`); forgotten when this process changes anything.
-    private var foundBeforeRead: [SlotName: String] = [:]
+    /// How many operations `shared` ran on this client: a kept look is offered only to the operation right
+    /// after it.
+    private var operations = 0
+    /// The unlocked item the look before a read chose (`itemBeforeRead`), with the operation that looked.
+    /// Only the next operation, a read of the same slot, may use it (`secretFoundBeforeRead`), and only once.
+    private var keptForRead: (name: SlotName, path: String, operation: Int)?
 
     private init(bus: BusConnection, deadline: Deadline) {
         self.bus = bus
@@ -94,6 +98,7 @@ final class SecretServiceClient {
             }
             client.timeout = timeout
             client.promptDeadline = nil
+            client.operations += 1
             do throws(Failure) {
                 return .success(try body(client))
             } catch {
@@ -318,24 +323,40 @@ final class SecretServiceClient {
 
     /// The item a read of `name` would use (`newest`), found before the presence gate with the session
     /// opened in the same trip, and kept for that read when it is unlocked: after the gate the read then
-    /// needs one round trip (`GetSecret`) instead of a second search, a key exchange and `GetSecret`.
+    /// needs one round trip (`GetSecret` and the item's `Attributes`) instead of a second search, a key
+    /// exchange and `GetSecret`.
     func itemBeforeRead(slot name: SlotName) throws(Failure) -> Item? {
         let item = try newest(items(slot: name, openingSession: .ahead))
-        foundBeforeRead[name] = item.flatMap { $0.locked ? nil : $0.path }
+        keptForRead = item.flatMap { $0.locked ? nil : (name, $0.path, operations) }
         return item
     }
 
-    /// The value of the item `itemBeforeRead` kept for `name` (taken: asked once), or nil when none was
-    /// kept or the provider answers for it with an error (it was deleted, moved or locked while the person
-    /// authenticated): then the caller looks again. An item that is still there is read as it is now, so a
-    /// value stored over it meanwhile is the one read.
+    /// The value of the item `itemBeforeRead` kept for `name` in the operation just before this one (taken:
+    /// offered once), or nil when there is none, or when the provider answers for it with an error (it was
+    /// deleted, moved or locked while the person authenticated, or the provider started again) or says it
+    /// no longer carries this slot's attributes (any program may change them): then the caller looks again,
+    /// with a new key exchange in that search's trip. An item that is still there and still this slot's is
+    /// read as it is now, so a value stored over it meanwhile is the one read; a second copy that another
+    /// program added meanwhile (elsewhere) is not preferred over it, as it would be by a read that starts
+    /// after that copy was added: a read that overlaps a change answers the old value or the new one.
     func secretFoundBeforeRead(slot name: SlotName) throws(Failure) -> SecretBytes? {
-        guard let path = foundBeforeRead.removeValue(forKey: name), session != nil else { return nil }
-        do {
-            return try secret(of: path, slot: name)
-        } catch {
-            if case .bus(.remote) = error { return nil }
-            throw error
+        let kept = keptForRead
+        keptForRead = nil
+        guard let kept, kept.name == name, kept.operation == operations - 1, let session else { return nil }
+        let replies = try callAll([Self.getProperty(kept.path, Self.itemInterface, "Attributes"),
+                                   Self.getSecret(kept.path, session: session.path)])
+        let attributes = (try? Self.values(replies[0]))?.first?.unwrapped.stringPairs
+        let stillOurs = attributes.map { a in SecretServiceSlot.attributes(name).allSatisfy { a[$0.0] == $0.1 } } ?? false
+        switch replies[1] {
+        case .success(let v) where stillOurs:
+            return try Self.decrypt(v, of: kept.path, slot: name, key: session.key)
+        case .failure(let error) where error.breaksConnection:
+            throw .bus(error)
+        default:
+            // Nothing was decrypted. The session may be the reason (a provider that started again knows it no
+            // more): the new search opens a new one in its own trip.
+            self.session = nil
+            return nil
         }
     }
 
@@ -415,10 +436,18 @@ final class SecretServiceClient {
         return session!
     }
 
+    private static func getSecret(_ item: String, session: String) -> BusCall {
+        method(item, itemInterface, "GetSecret", [.objectPath(session)])
+    }
+
     /// The value of `item`, decrypted into a wiped buffer.
     func secret(of item: String, slot name: SlotName) throws(Failure) -> SecretBytes {
         let session = try ensureSession()
-        let v = try call(Self.method(item, Self.itemInterface, "GetSecret", [.objectPath(session.path)]))
+        return try Self.decrypt(call(Self.getSecret(item, session: session.path)), of: item, slot: name, key: session.key)
+    }
+
+    /// The answer to `GetSecret` for `item`, decrypted under `key` into a wiped buffer.
+    private static func decrypt(_ v: [DBusValue], of item: String, slot name: SlotName, key: SessionKey) throws(Failure) -> SecretBytes {
         guard let fields = v.first?.fields, fields.count == 4, let parameters = fields[1].bytes, let value = fields[2].bytes else {
             throw .bus(.protocolError("the provider returned no secret for slot '\(name)'"))
         }
@@ -427,7 +456,7 @@ final class SecretServiceClient {
         let outOfBounds = SlotError.tampered(path: "the Secret Service item \(item) (slot '\(name)')",
                                              detail: "it holds a value outside the 1 to \(SecretBytes.maximumCount) bytes vaultctl reads; replace it with 'vaultctl store \(name)'")
         guard value.count <= SecretBytes.maximumCount + PKCS7Padding.blockBytes else { throw .slot(outOfBounds) }
-        guard let plain = value.withUnsafeBytes({ session.key.decrypt(parameters: parameters, value: $0) }) else {
+        guard let plain = value.withUnsafeBytes({ key.decrypt(parameters: parameters, value: $0) }) else {
             throw .slot(.serviceUnavailable("the provider's answer for slot '\(name)' does not decrypt under the session key"))
         }
         guard (1...SecretBytes.maximumCount).contains(plain.count) else { throw .slot(outOfBounds) }
@@ -437,7 +466,6 @@ final class SecretServiceClient {
     /// Stores `secret` as an item with `attributes`, replacing the item that has exactly those.
     func store(_ secret: SecretBytes, attributes: [(String, String)], label: String) throws(Failure) {
         lastFound = nil
-        foundBeforeRead = [:]
         let collection = try defaultCollection()
         var calls = [Self.lockedProperty(collection)]
         let exchange = session == nil ? try Self.newExchange() : nil
@@ -474,7 +502,6 @@ final class SecretServiceClient {
     /// Deletes the items at `paths` (one trip for all of them). One already gone counts as deleted.
     func delete(_ paths: [String]) throws(Failure) {
         lastFound = nil
-        foundBeforeRead = [:]
         guard !paths.isEmpty else { return }
         for reply in try callAll(paths.map { Self.method($0, Self.itemInterface, "Delete") }) {
             let v: [DBusValue]

@@ -335,8 +335,8 @@ struct JSONParser {
             guard peek(UInt8(ascii: "\"")) else { throw syntax("a key in quotes") }
             let key = try stringBytes(isKey: true)
             // Most keys match no path (a record of many slots, one asked for): no array made for them.
-            let matching = active.contains { key.equals(paths[$0][level], in: bytes) }
-                ? active.filter { key.equals(paths[$0][level], in: bytes) } : []
+            let first = active.firstIndex { key.equals(paths[$0][level], in: bytes) }
+            let matching = first.map { f in active[f...].filter { key.equals(paths[$0][level], in: bytes) } } ?? []
             skipWhitespace()
             guard peek(UInt8(ascii: ":")) else { throw syntax("':' after the key") }
             i += 1

@@ -77,7 +77,11 @@ import Slots
     func confirmedCodeIsCopied(mode: SlotMode) throws {
         _ = try f.vault.generateRecoveryCode(mode: mode)
 
+        f.log.reset()
         try f.vault.confirmRecoveryCopied(mark: mark)
+        // The look before the prompt is the one the read of the code follows.
+        let beforeGate = f.log.entries.prefix { $0 != "gate.verify" }
+        #expect(beforeGate.contains("\(mode.rawValue).holdingBeforeRead \(RecoveryCode.slot)"), "\(f.log.entries)")
         let status = try f.vault.recoveryStatus(mark: mark)
 
         #expect(status.copied == true)

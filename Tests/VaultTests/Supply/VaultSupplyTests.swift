@@ -18,6 +18,8 @@ import Slots
         #expect(rig.gate.reasons == ["supply slot 'api'"])
         #expect(rig.log.entries.filter { !$0.contains(".holding") } == ["gate.verify", "device.read api"],
                 "PAM before the secret is read")
+        // The look before the prompt is the one a read follows: the slot may make ready what that read needs.
+        #expect(rig.log.entries.first == "device.holdingBeforeRead api", "\(rig.log.entries)")
     }
 
     @Test func aSuccessfulSupplyRecordsWhenAndFromWhere() throws {

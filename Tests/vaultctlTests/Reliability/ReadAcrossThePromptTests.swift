@@ -5,7 +5,8 @@ import Foundation
 import Testing
 
 /// A sync read finds its item and opens the encrypted session before the password prompt, and after it asks
-/// the provider only for the secret (`GetSecret`), so a gated read costs one search. What the person
+/// the provider only for that item's secret and attributes (`GetSecret`, and `Attributes` to see it is still
+/// this slot's item), in one round trip: a gated read costs one search. What the person
 /// authenticated for can change while they type: the item deleted, stored over, replaced by a new item, the
 /// value moved to the device slot, the collection locked. The read then answers what is there after the
 /// prompt, as a read that searched again would; never the old value of an item that is gone, and never a
@@ -16,7 +17,7 @@ import Testing
 @Suite("sync reads across the prompt")
 struct ReadAcrossThePromptTests {
     /// On a private gnome-keyring with `dbus-monitor` watching: before the prompt, the search and the key
-    /// exchange; after it, vaultctl's only call to the provider is `GetSecret`. The askpass program marks the
+    /// exchange; after it, vaultctl asks the provider for the item's `Attributes` and `GetSecret`, nothing more. The askpass program marks the
     /// moment of the prompt with a call of its own (`GetId`), which the monitor records in order.
     @Test func afterThePromptTheReadAsksOnlyForTheSecret() throws {
         let keyring = try SecretServiceInstance.start(.unlocked)
@@ -53,7 +54,8 @@ struct ReadAcrossThePromptTests {
         let after = calls[(mark + 1)...].filter { $0.sender == reader }.map(\.member)
         #expect(before.contains("SearchItems") && before.contains("OpenSession"), "before the prompt: \(before)")
         #expect(!before.contains("GetSecret"), "the secret was asked for before the prompt: \(before)")
-        #expect(after == ["GetSecret"], "after the prompt the read asked the provider for \(after), not only GetSecret")
+        // One trip: the secret, and the item's attributes beside it (still this slot's item?); no new search.
+        #expect(after == ["Get", "GetSecret"], "after the prompt the read asked the provider for \(after), not its item's attributes and secret alone")
     }
 
     /// Deleted by another program while the person typed: the read says the slot is empty (66) and prints
@@ -101,6 +103,63 @@ struct ReadAcrossThePromptTests {
         #expect(sb.secretToolLookup(name).stdout.isEmpty, "the store did not remove the sync copy")
     }
 
+    /// Another program gives the item found before the prompt another slot's attributes (any client may set
+    /// an item's `Attributes`): the read does not answer with what is now another slot's value. It looks
+    /// again, finds no item for its slot, and says the slot is empty.
+    @Test func anItemGivenToAnotherSlotDuringThePromptIsNotRead() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("relabelled")
+        let other = sb.uniqueSlot("other")
+        try sb.store(name, Array("now-another-slots".utf8), mode: "sync")
+        let search = ProcessRunner.run(Paths.tool("gdbus"), ["call", "--session", "--dest", "org.freedesktop.secrets",
+                                                             "--object-path", "/org/freedesktop/secrets",
+                                                             "--method", "org.freedesktop.Secret.Service.SearchItems",
+                                                             "{'xdg:schema': 'org.vaultctl.Slot', 'slot': '\(name)'}"],
+                                       environment: sb.secretToolEnvironment, timeout: .seconds(10))
+        let path = try #require(search.stdoutText.split(separator: "'").first { $0.hasPrefix("/org/freedesktop/secrets/collection/") },
+                                "no item found for \(name): \(search)")
+        let r = try readChanging(sb, name, during: """
+            \(outsidePAM) '\(Paths.tool("gdbus"))' call --session --dest org.freedesktop.secrets --object-path '\(path)' \
+              --method org.freedesktop.DBus.Properties.Set org.freedesktop.Secret.Item Attributes \
+              "<{'xdg:schema': 'org.vaultctl.Slot', 'slot': '\(other)'}>"
+            """)
+        #expect(r.status == 66, "\(r)")
+        #expect(r.stdout.isEmpty, "the read printed the value that now belongs to slot '\(other)': \(r)")
+        #expect(sb.secretToolLookup(other).stdout == Array("now-another-slots".utf8), "the item was not given to the other slot")
+    }
+
+    /// The provider started again while the person typed (the keyring daemon restarted on the same bus): the
+    /// session opened before the prompt is gone with the old daemon, so the read looks again with a new key
+    /// exchange and reads the value the restarted keyring loaded from disk.
+    @Test func aProviderRestartedDuringThePromptIsAskedWithANewSession() throws {
+        let keyring = try SecretServiceInstance.start(.unlocked)
+        defer { keyring.stop() }
+        let sb = try Sandbox(keyring)
+        let name = sb.uniqueSlot("restarted")
+        let value = Array("kept-on-disk-\(UInt32.random(in: 0...UInt32.max))".utf8)
+        try sb.store(name, value, mode: "sync")
+        let k = keyring.folder
+        // As scripts/secret-service.sh starts it (the provider's pid is the second line of its pids file; the
+        // new one is added, so stopping the instance stops it too).
+        let r = try readChanging(sb, name, during: """
+            old=$(sed -n 2p '\(k)/pids')
+            kill "$old"
+            for _ in $(seq 100); do kill -0 "$old" 2>/dev/null || break; sleep 0.05; done
+            printf '%s' '\(SecretServiceInstance.keyringPassword)' | \(outsidePAM) HOME='\(k)/home' XDG_DATA_HOME='\(k)/home/.local/share' \
+              XDG_RUNTIME_DIR='\(k)/run' '\(Paths.tool("gnome-keyring-daemon"))' --foreground --unlock --components=secrets \
+              >'\(k)/keyring-again.log' 2>&1 &
+            echo $! >> '\(k)/pids'
+            for _ in $(seq 200); do
+              \(outsidePAM) '\(Paths.tool("gdbus"))' call --session --timeout 1 --dest org.freedesktop.secrets \
+                --object-path /org/freedesktop/secrets --method org.freedesktop.Secret.Service.ReadAlias default \
+                | grep -q collection/ && exit 0
+              sleep 0.05
+            done
+            exit 1
+            """)
+        #expect(r.status == 0 && r.stdout == value, "\(r)")
+    }
+
     /// The collection locked while the person typed (on a private keyring): the value is not read through
     /// the item found before the prompt. The read searches again, finds the item locked and asks the
     /// provider to unlock it; with no graphical session for its prompt that fails within seconds (69), as it
@@ -118,7 +177,8 @@ struct ReadAcrossThePromptTests {
               "['/org/freedesktop/secrets/collection/login']"
             """
         let r = try readChanging(sb, name, during: lock)
-        #expect(r.status == 69 && r.stderr.contains("unlock"), "a collection locked during the prompt: \(r)")
+        // The words of the search after the prompt, which found the item locked and asked to unlock it.
+        #expect(r.status == 69 && r.stderr.contains("prompt to unlock slot"), "a collection locked during the prompt: \(r)")
         #expect(r.stdout.isEmpty, "\(r)")
         #expect(r.elapsed < .seconds(20), "\(r.elapsed)")
         let locked = ProcessRunner.run(Paths.tool("gdbus"), ["call", "--session", "--dest", "org.freedesktop.secrets",
@@ -134,14 +194,21 @@ struct ReadAcrossThePromptTests {
     /// The askpass program runs under the test PAM stack (it inherits pam_wrapper); what it runs does not.
     private let outsidePAM = "env -u LD_PRELOAD -u PAM_WRAPPER"
 
-    /// `vaultctl read NAME` whose askpass program runs `change` (shell lines) before it answers the password.
+    /// `vaultctl read NAME` whose askpass program runs `change` (shell lines, in a subshell) before it answers the password;
+    /// the change must succeed (its exit status is checked), so a failed change cannot pass for a read's answer.
     private func readChanging(_ sb: Sandbox, _ name: String, during change: String,
                               sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
         let askpass = "\(sb.root)/askpass-changing"
-        try sb.writeScript(askpass, "{\n\(change)\n} >/dev/null 2>&1 </dev/null\nprintf '%s\\n' '\(Fixtures.pamPassword)'\n")
-        return try Sandbox.repeatingPAMWrapperRaces {
+        let status = "\(sb.root)/change-status"
+        unlink(status)
+        try sb.writeScript(askpass, "(\n\(change)\n) >/dev/null 2>&1 </dev/null\necho $? > '\(status)'\nprintf '%s\\n' '\(Fixtures.pamPassword)'\n")
+        let r = try Sandbox.repeatingPAMWrapperRaces {
             try sb.vaultctl(["read", name], overriding: ["VAULT_ASKPASS": askpass], sourceLocation: sourceLocation)
         }
+        let changed = FileText.read(status)?.trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(changed == "0", "the change the askpass program makes failed (exit \(changed ?? "none")): \(change)",
+                     sourceLocation: sourceLocation)
+        return r
     }
 
     /// A shell line that stores `value` for slot `name` with secret-tool (replacing an item with the same

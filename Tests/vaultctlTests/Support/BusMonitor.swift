@@ -24,12 +24,14 @@ final class BusMonitor {
                            sourceLocation: sourceLocation)
         // A connection that becomes a monitor loses its names: that NameLost is the first thing it records.
         guard waitUntilLogged("NameLost") else {
-            kill(pid, SIGKILL)
-            throw SetupError(description: "dbus-monitor did not start watching")
+            throw SetupError(description: "dbus-monitor did not start watching")  // deinit kills it
         }
     }
 
-    deinit { kill(pid, SIGKILL) }
+    /// Set once the monitor was told to stop: its pid, reaped by then, may be another process's.
+    private var stopped = false
+
+    deinit { if !stopped { kill(pid, SIGKILL) } }
 
     /// Makes one more call on the bus (the bus's own `member`, e.g. `ListNames`) and waits until the monitor
     /// wrote it: then it has written every message before it. Then stops the monitor.
@@ -41,6 +43,7 @@ final class BusMonitor {
         try #require(sentinel.status == 0, "\(sentinel)", sourceLocation: sourceLocation)
         try #require(waitUntilLogged(member), "the monitor did not catch up with the bus", sourceLocation: sourceLocation)
         kill(pid, SIGTERM)
+        stopped = true
     }
 
     /// What the monitor wrote so far.
