@@ -76,13 +76,15 @@ enum CommandKind: String, CaseIterable, Sendable {
     /// Whether the command changes what the vault holds or allows (each change leaves an audit line).
     var isChange: Bool {
         switch self {
+        // `credential store` writes a slot (git's password, without PAM); the targets are what `receive`
+        // runs with a secret on its standard input.
         case .store, .delete, .move, .recoveryGenerate, .recoveryConfirmCopied, .allowSupply, .lock, .unlock,
-             .deviceKeySeal:
+             .deviceKeySeal, .credentialStore, .targetAdd, .targetRemove:
             return true
-        // `receive` writes its own audit lines; the target list is send's configuration (issue 17).
+        // `receive` writes its own audit lines.
         case .read, .list, .status, .recoveryShow, .recoveryStatus, .supply, .askpass, .log, .policyCheck, .help,
-             .deviceKeyStatus, .completion, .credentialGet, .credentialStore, .credentialErase,
-             .send, .receive, .targetAdd, .targetList, .targetRemove:
+             .deviceKeyStatus, .completion, .credentialGet, .credentialErase,
+             .send, .receive, .targetList:
             return false
         }
     }

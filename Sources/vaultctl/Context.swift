@@ -11,6 +11,9 @@ final class Context {
     let clock: any Clock = SystemClock()
     /// The slot a command worked on when it is not its first argument (`credential get`), for the audit line.
     var auditedSlot: SlotName?
+    /// What a command that works on no slot worked on (`target add`: "target 'NAME'"), for the reason field
+    /// of its audit line when it succeeds (a failure's line has the error there, which names it too).
+    var auditedSubject: String?
     private var builtVault: Vault?
     private var builtPolicy: Policy?
     private var builtOrigin: Origin?

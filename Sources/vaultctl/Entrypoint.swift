@@ -112,7 +112,7 @@ enum Entrypoint {
         case .failure?: result = "failed"
         default: result = "error"
         }
-        let line = entry(kind, parsed, context, result: result, reason: failure?.message)
+        let line = entry(kind, parsed, context, result: result, reason: failure?.message ?? context.auditedSubject)
         // `lock` never waits behind another writer of the log: locking is what matters, the line is extra.
         do { try context.audit.append(line, waitingAtMost: kind == .lock ? 0 : 5) } catch {
             if failure == nil {
@@ -127,6 +127,7 @@ enum Entrypoint {
         let slot: String?
         switch kind {
         case .recoveryShow, .recoveryGenerate, .recoveryConfirmCopied: slot = RecoveryCode.slot.rawValue
+        case .targetAdd, .targetRemove: slot = nil  // a target's name is not a slot's
         default: slot = context.auditedSlot?.rawValue ?? parsed.positionals.first.flatMap { SlotName($0)?.rawValue }
         }
         let origin = (try? context.origin().description) ?? "unknown origin"

@@ -123,6 +123,36 @@ struct AuditLogTests {
         #expect(r.stdout.isEmpty)
     }
 
+    /// Changes that name no slot on the command line are audited too: `credential store` (git's password,
+    /// written without PAM) with the slot it wrote, `target add` and `target remove` (what `receive` runs
+    /// with a secret on its standard input) with the target in the reason; `target list` changes nothing.
+    @Test func credentialStoreAndTargetChangesLeaveALine() throws {
+        let sb = try Sandbox()
+        let password = "Zq-git-token-\(UInt32.random(in: 0...UInt32.max))"
+        let host = "audit-\(UInt32.random(in: 0...UInt32.max)).example.org"
+        let stored = ProcessRunner.run(Paths.vaultctl, ["credential", "store"], environment: sb.environmentWithoutPAM(),
+                                       stdin: .text("protocol=https\nhost=\(host)\nusername=alice\npassword=\(password)\n\n"))
+        #expect(stored.status == 0, "\(stored)")
+        let target = "audit-target"
+        for args in [["target", "add", target, "--", "/bin/true"], ["target", "list"], ["target", "remove", target],
+                     ["target", "remove", target]] {
+            _ = sb.vaultctlWithoutPAM(args)
+        }
+        let lines = sb.auditFileLines
+        #expect(!lines.joined().contains(password), "the password is in the audit log")
+        let entries = try JSONLines.parse(lines.joined(separator: "\n"))
+        let summary = entries.map { [$0["command"] as? String ?? "?", $0["result"] as? String ?? "?"].joined(separator: " ") }
+        #expect(summary == ["credential store ok", "target add ok", "target remove ok", "target remove error"], "\(lines)")
+        guard entries.count == 4 else { return }
+        let slot = try #require(entries[0]["slot"] as? String, "no slot on the credential store line: \(lines[0])")
+        #expect(slot.contains(host), "\(slot)")
+        #expect(try sb.listed()[slot] != nil, "the line names the slot that was written: \(slot)")
+        for entry in entries.dropFirst() {
+            #expect(entry["slot"] == nil, "a target is not a slot: \(entry)")
+            #expect((entry["reason"] as? String)?.contains("target '\(target)'") == true, "\(entry)")
+        }
+    }
+
     @Test func usageErrorsWriteNothing() throws {
         let sb = try Sandbox()
         let name = sb.uniqueSlot("audit-usage")

@@ -37,6 +37,7 @@ enum CredentialCommand {
             return  // git always sends these; without them there is nothing to keep
         }
         let name = try slotName(scheme: scheme, host: host, username: request.username)
+        context.auditedSlot = name
         let mode = SlotMode(rawValue: args.options["mode"] ?? "device")!
         let vault = try context.vault()
         do {

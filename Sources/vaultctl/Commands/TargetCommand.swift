@@ -8,6 +8,7 @@ enum TargetCommand {
             throw .usage("'target add' needs the name, then '--', then the command that takes the secret on its standard input (usage: vaultctl \(CommandTable.named("target add")!.synopsis)).")
         }
         let name = try targetName(args.positionals[0])
+        context.auditedSubject = "target '\(name)'"
         let command = Array(args.positionals[1...])
         guard !command[0].isEmpty else { throw .usage("The command after '--' is empty.") }
         switch Spawn.resolve(command[0]) {
@@ -41,6 +42,7 @@ enum TargetCommand {
 
     static func remove(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let name = try targetName(args.positionals[0])
+        context.auditedSubject = "target '\(name)'"
         let removed: Bool
         do { removed = try TargetList(configFolder: context.locations.config).remove(name) } catch { throw ErrorReport.failure(error) }
         guard removed else { throw CommandFailure(code: .noInput, message: "No target '\(name)' is configured; nothing was changed (see 'vaultctl target list').") }

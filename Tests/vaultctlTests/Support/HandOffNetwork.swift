@@ -57,7 +57,10 @@ final class HandOffNetwork {
     var receiverConfig: String { "\(dir)/receiver/config" }
     var receiverState: String { "\(dir)/receiver/state" }
     var receiverAuditLog: String { "\(receiverState)/vaultctl/audit.log" }
-    var receiverAuditLines: [String] { (FileText.read(receiverAuditLog) ?? "").split(separator: "\n").map(String.init) }
+    /// The lines `receive` wrote in the receiver's audit log (the set-up's `target add` lines left out).
+    var receiverAuditLines: [String] {
+        (FileText.read(receiverAuditLog) ?? "").split(separator: "\n").map(String.init).filter { $0.contains(#""command":"receive""#) }
+    }
     var sshdLog: String { "\(dir)/sshd.log" }
     /// Where the recording ssh wrapper writes ssh's arguments and environment.
     var sshArgumentsFile: String { "\(dir)/ssh-args" }
