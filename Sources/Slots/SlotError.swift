@@ -22,6 +22,8 @@ public enum SlotError: Error, Equatable, Sendable {
     case tpmUnavailable(path: String, detail: String)
     /// A new device key could not be sealed by the configured TPM.
     case tpmCannotSeal(detail: String)
+    /// `device-key seal` was asked for, but no TPM is configured or present to seal with.
+    case noTPMToSeal(detail: String)
     /// The device key was sealed by another TPM (a copied state folder, or this TPM was cleared).
     case tpmForeign(path: String)
     /// The TPM is in dictionary-attack lockout; the seconds to wait when it said.

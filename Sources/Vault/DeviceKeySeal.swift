@@ -18,7 +18,7 @@ extension Vault {
         }
         if before.binding == .tpm2 && !before.machineIDKey { return nil }
         guard device.tpm != nil else {
-            throw .slot(.tpmUnavailable(path: "\(device.folder)/device.tpm2", detail: "\(TPMChoice.noneReason), so there is nothing to seal the key with"))
+            throw .slot(.noTPMToSeal(detail: TPMChoice.noneReason))
         }
         try gate.verify(reason: "seal the device key with the TPM")
         return try serialized { () throws(VaultError) -> SealedFileSlot.RekeyOutcome in

@@ -25,6 +25,7 @@ struct SlotErrorTextTests {
         .tpmUnavailable(path: "/home/u/.local/state/vaultctl/device.tpm2", detail: "could not connect to swtpm:path=/s (response code 0xa000a)"),
         .tpmForeign(path: "/home/u/.local/state/vaultctl/device.tpm2"),
         .tpmCannotSeal(detail: "the TPM at device:/dev/tpmrm0 refused to create the sealed object (response code 0x902)"),
+        .noTPMToSeal(detail: "no TPM is configured here (VAULTCTL_TPM2_TCTI is unset or 'none', and /dev/tpmrm0 cannot be opened)"),
         .tpmLockout(seconds: 600),
         .tpmLockout(seconds: nil),
         .tpmHelperMissing(path: "/usr/local/bin/vaultctl-tpm"),
@@ -36,11 +37,11 @@ struct SlotErrorTextTests {
             switch error {
             case .empty, .badSecretSize, .foreignMachine, .wrongSlot, .tampered, .unsafePermissions,
                  .serviceUnavailable, .locked, .promptUnanswered, .io, .tpmUnavailable, .tpmForeign, .tpmLockout, .tpmCannotSeal,
-                 .tpmHelperMissing:
+                 .noTPMToSeal, .tpmHelperMissing:
                 break
             }
         }
-        #expect(Self.everyCase.count == 18)
+        #expect(Self.everyCase.count == 19)
     }
 
     @Test(arguments: everyCase)

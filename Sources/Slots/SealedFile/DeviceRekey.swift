@@ -62,7 +62,7 @@ extension SealedFileSlot {
     public func rekeyUnderTPM() throws(SlotError) -> RekeyOutcome {
         let keyPath = "\(folder)/\(TPMDeviceKey.fileName)"
         guard let tpm else {
-            throw .tpmUnavailable(path: keyPath, detail: "\(TPMChoice.noneReason), so there is nothing to seal the key with")
+            throw .noTPMToSeal(detail: TPMChoice.noneReason)
         }
         try SecureFile.ensurePrivateFolder(folder)
         try SecureFile.ensurePrivateFolder(slotsFolder)

@@ -115,7 +115,8 @@ extension SlotError {
              .unsafePermissions(let path, _), .io(let path, _, _), .tpmUnavailable(let path, _), .tpmForeign(let path),
              .tpmHelperMissing(let path):
             return path
-        case .empty, .badSecretSize, .serviceUnavailable, .locked, .promptUnanswered, .tpmLockout, .tpmCannotSeal:
+        case .empty, .badSecretSize, .serviceUnavailable, .locked, .promptUnanswered, .tpmLockout, .tpmCannotSeal,
+             .noTPMToSeal:
             return nil
         }
     }
