@@ -177,23 +177,31 @@ struct CompletionTests {
             pid, fd = pty.fork()
             if pid == 0:
                 os.execve("/usr/bin/zsh", ["zsh", "-f", "-i"], dict(os.environ, TERM="dumb"))
-            def read(seconds):
-                end, out = time.time() + seconds, b""
+            # Reads until `until` appears, or (without it) until nothing more came for `quiet` seconds after
+            # the last output; at most `limit` seconds: a loaded machine answers late, not differently.
+            def read(until=None, quiet=1.0, limit=20):
+                end, out, last = time.time() + limit, b"", time.time()
                 while time.time() < end:
                     if select.select([fd], [], [], 0.05)[0]:
                         try:
                             out += os.read(fd, 65536)
                         except OSError:
                             break
+                        last = time.time()
+                        if until is not None and until in out:
+                            break
+                    elif until is None and time.time() - last >= quiet:
+                        break
                 return out.decode(errors="replace")
-            read(1)
-            os.write(fd, ("PS1='%% '; fpath=(%s $fpath); autoload -Uz compinit; compinit -u -d %s/zcd\n" % (sys.argv[1], sys.argv[1])).encode())
-            read(2)
+            # The marker is printed by the shell, not echoed: the echo shows it as typed (with its ${:-}).
+            os.write(fd, ("PS1='%% '; fpath=(%s $fpath); autoload -Uz compinit; compinit -u -d %s/zcd; print tab-driver-${:-ready}\n" % (sys.argv[1], sys.argv[1])).encode())
+            read(until=b"tab-driver-ready")
+            read(quiet=0.3)  # the prompt after it
             for line in sys.argv[2:]:
                 os.write(fd, b"\x15" + line.encode() + b"\t")
-                print(repr(read(1.5)))
+                print(repr(read(quiet=1.5)))
             os.write(fd, b"\x15exit\n")
-            read(0.5)
+            read(quiet=0.5, limit=5)
             """#))
         let r = try Self.shell(sb, "python3", [driver, folder, "vaultctl re", "vaultctl read \(slot.prefix(6))",
                                                "vaultctl store x --mode ", "vaultctl allow-supply x ", "vaultctl move x --"])
