@@ -11,7 +11,12 @@ struct CompletionTests {
     /// Runs `shell ARGS` with the sandbox's environment and the built vaultctl first on PATH.
     static func shell(_ sb: Sandbox, _ program: String, _ args: [String], bus: String? = nil,
                       sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
-        var env = try sb.environment(askpass: .unset)
+        // Without pam_wrapper: completing never reaches PAM, and a preloaded pam_wrapper sets up its folder in
+        // /tmp in every process it starts in; with the whole suite starting processes beside it, that can end
+        // one at start-up (libpam_wrapper calls exit), and a `vaultctl completion --slots` whose stderr the
+        // script hides answered nothing once in CI. A prompt would still reach the system's PAM stack, which
+        // asks through VAULT_ASKPASS.
+        var env = sb.environmentWithoutPAM()
         env["PATH"] = "\(Paths.folder(of: Paths.vaultctl)):\(Paths.systemPATH)"
         // A password prompt would run this and leave a mark: completing must never get there.
         env["VAULT_ASKPASS"] = "\(sb.root)/askpass-was-called"
