@@ -37,23 +37,22 @@ public struct SecretServiceSlot: Slot {
     }
 
     public func holding(_ name: SlotName) -> Holding {
-        do {
-            return try run("looking for slot '\(name)'") { (c) throws(SecretServiceClient.Failure) -> Holding in
-                guard let item = try c.newest(c.items(slot: name)) else { return .empty }
-                // An item in a locked collection counts as held.
-                return .holds(locked: item.locked)
-            }
-        } catch {
-            return .unknown(error)
-        }
+        look(name) { (c) throws(SecretServiceClient.Failure) in try c.newest(c.items(slot: name)) }
     }
 
     /// As `holding`, with the encrypted session opened in the same trip and the item kept for the read that
     /// follows the presence gate (`SecretServiceClient.itemBeforeRead`).
     public func holdingBeforeRead(_ name: SlotName) -> Holding {
+        look(name) { (c) throws(SecretServiceClient.Failure) in try c.itemBeforeRead(slot: name) }
+    }
+
+    /// What `find` says of `name`'s item (the one reads use): held (an item in a locked collection counts
+    /// as held), empty, or unknown when the provider could not be asked.
+    private func look(_ name: SlotName,
+                      _ find: (SecretServiceClient) throws(SecretServiceClient.Failure) -> SecretServiceClient.Item?) -> Holding {
         do {
             return try run("looking for slot '\(name)'") { (c) throws(SecretServiceClient.Failure) -> Holding in
-                guard let item = try c.itemBeforeRead(slot: name) else { return .empty }
+                guard let item = try find(c) else { return .empty }
                 return .holds(locked: item.locked)
             }
         } catch {
