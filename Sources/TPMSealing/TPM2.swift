@@ -48,11 +48,14 @@ public enum TPM2 {
             var template = TPM2B_PUBLIC()
             template.publicArea.type = 0x0008  // TPM2_ALG_KEYEDHASH
             template.publicArea.nameAlg = 0x000B  // TPM2_ALG_SHA256
-            // fixedTPM | fixedParent | userWithAuth: cannot be duplicated, loads only under this parent.
-            // Not noDA, as systemd's tpm2-util.c leaves its sealed objects (fixedTPM | fixedParent only):
-            // vaultctl never fails the empty auth value, but a TPM in dictionary-attack lockout then refuses
-            // to unseal (reported as lockout with the time to wait) rather than exempting this object.
-            template.publicArea.objectAttributes = 0x0000_0002 | 0x0000_0010 | 0x0000_0040
+            // fixedTPM | fixedParent | userWithAuth | noDA: cannot be duplicated, loads only under this
+            // parent, and exempt from dictionary-attack protection. Its auth value is empty, so there is
+            // nothing to guess and DA protection buys nothing; without noDA every use of it marks the TPM so
+            // that the next unclean shutdown (a crash, a power cut, a killed VM) counts as a failed
+            // authorization, and three of those lock every device secret out (swtpm: for 1000 s). The
+            // primary is noDA too, as the TCG provisioning guidance's storage key template is: loading
+            // under it authorizes with its (empty) auth value as well.
+            template.publicArea.objectAttributes = 0x0000_0002 | 0x0000_0010 | 0x0000_0040 | Self.noDA
             template.publicArea.parameters.keyedHashDetail.scheme.scheme = 0x0010  // TPM2_ALG_NULL
             var outside = TPM2B_DATA()
             var pcrs = TPML_PCR_SELECTION()
@@ -98,12 +101,20 @@ public enum TPM2 {
     }
 
     /// Unseals a blob `seal` made, on the TPM that made it.
+    ///
+    /// A blob from a vaultctl before the primary was `noDA` names the other primary: that one is derived
+    /// (from the same seed and the earlier template) when the current one's name does not match, so such a
+    /// key still opens (still under dictionary-attack protection: only keys sealed since are exempt).
     public static func unseal(_ blob: [UInt8], tcti: String) throws(Failure) -> SecretBytes {
         guard var parts = parse(blob) else {
             throw .damaged("its TPM blobs do not parse as a primary name, a public and a private area")
         }
         return try withContext(tcti) { (ctx: Connection) throws(Failure) -> SecretBytes in
-            let (primary, primaryName) = try createPrimary(ctx)
+            var (primary, primaryName) = try createPrimary(ctx)
+            if bytes(of: primaryName) != bytes(of: parts.primaryName) {
+                ctx.flush(primary)
+                (primary, primaryName) = try createPrimary(ctx, noDA: false)
+            }
             defer { ctx.flush(primary) }
             guard bytes(of: primaryName) == bytes(of: parts.primaryName) else { throw .foreign }
             let session = try startSession(ctx, primary: primary)
@@ -290,15 +301,19 @@ public enum TPM2 {
         return transport
     }
 
-    /// The storage primary from the fixed ECC P-256 template, and its name.
-    private static func createPrimary(_ ctx: Connection) throws(Failure) -> (ESYS_TR, TPM2B_NAME) {
+    /// TPMA_OBJECT_NODA: the object is exempt from dictionary-attack protection.
+    static let noDA: UInt32 = 0x0000_0400
+
+    /// The storage primary from the fixed ECC P-256 template, and its name. `noDA` false: the template of
+    /// vaultctl before it was set (for keys sealed then).
+    private static func createPrimary(_ ctx: Connection, noDA: Bool = true) throws(Failure) -> (ESYS_TR, TPM2B_NAME) {
         var sensitive = TPM2B_SENSITIVE_CREATE()
         var template = TPM2B_PUBLIC()
         template.publicArea.type = 0x0023  // TPM2_ALG_ECC
         template.publicArea.nameAlg = 0x000B  // TPM2_ALG_SHA256
-        // fixedTPM | fixedParent | sensitiveDataOrigin | userWithAuth | restricted | decrypt
+        // fixedTPM | fixedParent | sensitiveDataOrigin | userWithAuth | restricted | decrypt (| noDA)
         template.publicArea.objectAttributes = 0x0000_0002 | 0x0000_0010 | 0x0000_0020 | 0x0000_0040
-            | 0x0001_0000 | 0x0002_0000
+            | 0x0001_0000 | 0x0002_0000 | (noDA ? Self.noDA : 0)
         template.publicArea.parameters.eccDetail.symmetric.algorithm = 0x0006  // TPM2_ALG_AES
         template.publicArea.parameters.eccDetail.symmetric.keyBits.aes = 128
         template.publicArea.parameters.eccDetail.symmetric.mode.aes = 0x0043  // TPM2_ALG_CFB

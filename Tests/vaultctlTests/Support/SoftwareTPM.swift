@@ -55,6 +55,17 @@ final class SoftwareTPM: Sendable {
         running.withLock { $0 = true }
     }
 
+    /// Kills swtpm with SIGKILL (no TPM2_Shutdown: an unclean shutdown, as a crash or a power cut is),
+    /// then starts the same TPM again.
+    func crash() throws {
+        if let pid {
+            kill(pid, SIGKILL)
+            for _ in 0..<200 where kill(pid, 0) == 0 { usleep(10_000) }
+        }
+        stop()
+        try restart()
+    }
+
     /// The swtpm process id, while it runs.
     var pid: pid_t? {
         guard let text = FileText.read("\(folder)/pids"), let n = Int32(text.filter(\.isNumber)) else { return nil }
