@@ -193,6 +193,11 @@ final class SecretServiceClient {
                     return .serviceUnavailable("no Secret Service provider is running on the session bus (start gnome-keyring, KeePassXC's Secret Service integration, or another provider)")
                 case "org.freedesktop.Secret.Error.IsLocked":
                     return .locked("the collection is locked (while \(what)); unlock your keyring and try again")
+                case "org.freedesktop.DBus.Error.NoReply" where message.contains("disconnected"):
+                    // The bus daemon's words when the provider left the bus with the call unanswered.
+                    return .serviceUnavailable("the Secret Service provider stopped (crashed?) during the call, while \(what)"
+                        + (changes ? " (the change may or may not have been made; check with 'vaultctl status')" : "")
+                        + "; a provider started again on demand may come up locked")
                 default:
                     // The provider's own words, kept to one line of printable text.
                     return .serviceUnavailable("\(SlotErrorText.oneLine(message)) (while \(what))")
@@ -546,9 +551,11 @@ final class SecretServiceClient {
     /// Locks the default collection unless it already is; whether this call locked it. Returns only when the
     /// provider said it is locked: `Lock` answers with the objects it locked and a prompt ("/" when none is
     /// needed).
-    func lockCollection() throws(Failure) -> Bool {
+    /// `beforeLocking` runs once it is known that this call will lock it, before the provider is asked.
+    func lockCollection(beforeLocking: (String) -> Void = { _ in }) throws(Failure) -> Bool {
         let collection = try defaultCollection()
         if try Self.lockedState(callAll([Self.lockedProperty(collection)])[0]) { return false }
+        beforeLocking(collection)
         let v = try call(Self.method(Self.servicePath, Self.serviceInterface, "Lock", [.array(element: "o", [.objectPath(collection)])]))
         guard v.count == 2, let locked = v[0].objectPaths, let prompt = v[1].objectPath else {
             throw .bus(.protocolError("the provider answered Lock with something else"))

@@ -90,14 +90,17 @@ public struct SecretServiceSlot: Slot {
     }
 
     /// Asks the provider to lock its default collection (what `vaultctl lock` does beside its own lock); the
-    /// collection when this call locked it, nil when it was locked already.
-    public func lockDefaultCollection() throws(SlotError) -> LockedCollection? {
+    /// collection when this call locked it, nil when it was locked already. `beforeLocking` is told which
+    /// collection this call is about to lock, before the provider is asked to: an intent recorded there
+    /// survives a kill between the lock and anything after it.
+    public func lockDefaultCollection(beforeLocking: (LockedCollection) -> Void = { _ in }) throws(SlotError) -> LockedCollection? {
         try run("locking the default collection", changes: true) { (c) throws(SecretServiceClient.Failure) -> LockedCollection? in
             // The label first: a locked KeePassXC database shows only its file name.
             let collection = try c.defaultCollection()
             let label = SlotErrorText.oneLine(c.label(ofCollection: collection), limit: 100)
-            guard try c.lockCollection() else { return nil }
-            return LockedCollection(path: collection, label: label)
+            let locked = LockedCollection(path: collection, label: label)
+            guard try c.lockCollection(beforeLocking: { _ in beforeLocking(locked) }) else { return nil }
+            return locked
         }
     }
 

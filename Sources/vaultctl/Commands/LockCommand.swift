@@ -8,9 +8,15 @@ enum LockCommand {
         do { try context.vaultLock.lock(time: context.clock.now(), origin: origin) } catch {
             throw ErrorReport.failure(error)
         }
+        // Which collection this locks is written down before it is locked (the intent first): a lock killed
+        // right after the keyring locked still leaves 'vaultctl unlock' what to undo.
+        var recorded = false
         do {
-            if let collection = try SecretServiceSlot().lockDefaultCollection() {
-                if (try? context.keyringLockRecord.save(collection)) != nil {
+            let locked = try SecretServiceSlot().lockDefaultCollection(beforeLocking: { collection in
+                recorded = (try? context.keyringLockRecord.save(collection)) != nil
+            })
+            if let collection = locked {
+                if recorded {
                     Output.message("the vault is locked, and so is the Secret Service collection '\(collection.label)'; 'vaultctl unlock' unlocks both (the keyring will ask for its own password).")
                 } else {
                     Output.message("the vault is locked, and so is the Secret Service collection '\(collection.label)'; 'vaultctl unlock' could not be told to unlock it (the state folder is not writable), so unlock it yourself.")
@@ -19,6 +25,8 @@ enum LockCommand {
                 Output.message("the vault is locked; the Secret Service's default collection was locked already, and 'vaultctl unlock' leaves it as it is.")
             }
         } catch {
+            // Written down but not locked: nothing for unlock to undo.
+            if recorded { try? context.keyringLockRecord.clear() }
             Output.message("the vault is locked; the Secret Service collection was not locked: \(SlotErrorText.describe(error))")
         }
     }
