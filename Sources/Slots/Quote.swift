@@ -19,7 +19,9 @@ public enum Quote {
             case "\t": out += "\\t"
             case "\r": out += "\\r"
             default:
-                if isShown(scalar) {
+                if let byte = ArgumentBytes.rawByte(scalar) {
+                    out += "\\x" + hex(UInt32(byte), width: 2)  // a byte that was not valid UTF-8
+                } else if isShown(scalar) {
                     out.unicodeScalars.append(scalar)
                 } else if scalar.value < 0x80 {
                     out += "\\x" + hex(scalar.value, width: 2)

@@ -71,8 +71,16 @@ public enum ChildSpawn {
             flags |= POSIX_SPAWN_SETPGROUP
         }
         posix_spawnattr_setflags(&attr, Int16(flags))
-        let cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { cArgs.forEach { free($0) } }
+        // Each word's own bytes, invalid UTF-8 and all (`ArgumentBytes`).
+        let cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { word in
+            ArgumentBytes.bytes(of: word).withUnsafeBufferPointer { b in
+                let p = UnsafeMutablePointer<CChar>.allocate(capacity: b.count + 1)
+                b.withMemoryRebound(to: CChar.self) { p.update(from: $0.baseAddress!, count: b.count) }
+                p[b.count] = 0
+                return p
+            }
+        } + [nil]
+        defer { cArgs.forEach { $0?.deallocate() } }
         var pid: pid_t = 0
         let rc = searchingPATH
             ? posix_spawnp(&pid, argv[0], &actions, &attr, cArgs, environ)

@@ -47,7 +47,16 @@ public enum PasswordSource: Sendable {
             let seconds = (try? Policy.load(configFolder: Locations.fromEnvironment().config).askpassSeconds) ?? 120
             switch Askpass.ask(program: program, prompt: prompt, limit: PasswordSource.limit,
                                answerSeconds: Double(seconds)) {
-            case .success(let s): return .success(s)
+            case .success(let s):
+                // A line ending in CR-LF (a script written on another system): the CR is nobody's password.
+                if s.withUnsafeBytes({ $0.last == 0x0D }) { s.truncate(to: s.count - 1) }
+                // No output, an empty line, or output closed without a line: no answer is not a wrong
+                // answer, so PAM never sees it and the rate limit does not count it. (An echo-on question may
+                // be answered with nothing: "press ENTER".)
+                if s.isEmpty && !echo {
+                    return .failure(.notAuthenticated("the askpass program \(program) gave no password (no output, or an empty line), so nothing was answered"))
+                }
+                return .success(s)
             case .failure(.couldNotRun(let p, let e)):
                 return .failure(.notAuthenticated("could not run the askpass program \(p) (error \(e)); check VAULT_ASKPASS"))
             case .failure(.declined(let p, let code)):

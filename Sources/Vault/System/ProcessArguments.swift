@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Slots
 
 /// The command line, from `CommandLine.arguments`, or from `/proc/self/cmdline` when the runtime has none.
 ///
@@ -8,9 +9,15 @@ import Glibc
 /// sees an empty `CommandLine.arguments` when pam_wrapper (the tests' and the benchmark's PAM stand-in) is
 /// preloaded with a service folder. Arguments are never secret, so reading them back from the kernel is safe.
 public enum ProcessArguments {
+    /// Each word keeps its bytes: one that is not valid UTF-8 is decoded by `ArgumentBytes`, never with U+FFFD.
     public static func current() -> [String] {
-        let fromRuntime = CommandLine.arguments
-        if !fromRuntime.isEmpty { return fromRuntime }
+        if CommandLine.argc > 0 {
+            return (0..<Int(CommandLine.argc)).map { i in
+                guard let word = CommandLine.unsafeArgv[i] else { return "" }
+                return ArgumentBytes.decode(UnsafeBufferPointer(start: UnsafeRawPointer(word).assumingMemoryBound(to: UInt8.self),
+                                                                count: strlen(word)))
+            }
+        }
         let fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return [] }
         defer { close(fd) }
@@ -23,7 +30,7 @@ public enum ProcessArguments {
             bytes += chunk[..<n]
         }
         return bytes.split(separator: 0, omittingEmptySubsequences: false).dropLast().map {
-            String(decoding: $0, as: UTF8.self)
+            ArgumentBytes.decode($0)
         }
     }
 }

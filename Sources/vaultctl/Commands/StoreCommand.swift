@@ -7,11 +7,16 @@ enum StoreCommand {
     static func run(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let name = try context.slotName(args.positionals[0])
         let mode = SlotMode(rawValue: args.options["mode"] ?? "device")!
+        // A secret on standard input is read (and an empty one refused) before anything else is asked: a bad
+        // input is said at once, not after a look at a bus that may be slow to answer. On a terminal the
+        // password comes first, then the new secret.
+        let piped = Terminal.isTerminal(0) ? nil : try readNewSecret(for: name)
         let vault = try context.vault()
         // Replacing a value asks for the password first (gate.storeOver); a wrong one leaves the old value.
         var wasEmpty: Bool
         do { wasEmpty = try vault.confirmStore(name) } catch { throw ErrorReport.failure(error) }
-        let secret = try readNewSecret(for: name)
+        let secret: SecretBytes
+        if let piped { secret = piped } else { secret = try readNewSecret(for: name) }
         var outcome: Vault.StoreOutcome
         do throws(VaultError) {
             do { outcome = try vault.store(name, secret, mode: mode, expectingEmpty: wasEmpty) } catch {
