@@ -39,16 +39,20 @@ public struct AuditLog: Sendable {
         }
     }
 
-    /// Refuses, before a gated command runs, an audit log that could not be written safely (others can
-    /// read or write it, someone else owns it, it is a symlink): a gated command that cannot leave its line
-    /// does not run.
-    public func checkWritable() throws(VaultError) {
+    /// Refuses, before an audited command runs, an audit log that could not be written safely (others can
+    /// read or write it, someone else owns it, it is a symlink) or whose lock another process holds for
+    /// longer than `seconds`: a command that cannot leave its line does not run (75 for the lock, 78 for
+    /// the file), so no change goes through unlogged behind a held `.audit.lock`.
+    public func checkWritable(waitingAtMost seconds: Double = 5) throws(VaultError) {
         do {
             guard try SecureFile.privateFolderExists(folder) else { return }
             _ = try SecureFile.privateFileExists(path)
         } catch {
             throw .slot(error)
         }
+        let lockPath = "\(folder)/.audit.lock"
+        do throws(SlotError) { guard try SecureFile.privateFileExists(lockPath) else { return } } catch { throw .slot(error) }
+        try FileLock(path: lockPath, waitingAtMost: seconds).release()
     }
 
     /// The newest `limit` entries, oldest first. Lines that do not parse are skipped.
