@@ -7,15 +7,21 @@ import Slots
 /// rate-limited gate reads use only when something would be lost, then the change itself runs. A first
 /// store asks nothing; the change lock then makes sure it still replaces nothing (`expectingEmpty`).
 extension Vault {
-    /// Whether a store of `name` would replace something: a value in a slot, or a slot that could not be
-    /// asked where the record (or the device slot's own error) says a value is.
-    static func replaces(_ held: LoadMode, recorded: SlotMode?) -> Bool {
+    /// Whether a store of `name` would replace something: a value in a slot, copies the record cannot
+    /// tell apart, or a slot that could not be asked where the record says (or, unreadable, may say) a
+    /// value is, or the device slot's own error says a file is.
+    static func replaces(_ held: LoadMode, recorded: ModeRecord.Lookup) -> Bool {
         switch held {
-        case .mode: return true
+        case .mode, .conflicting: return true
         case .none: return false
         case .unknown(let error):
             switch error {
-            case .serviceUnavailable, .locked: return recorded == .sync
+            case .serviceUnavailable, .locked:
+                switch recorded {
+                case .recorded(let mode): return mode == .sync
+                case .unreadable: return true
+                case .absent: return false
+                }
             default: return true  // a device file that cannot be looked at or opened here
             }
         }
@@ -25,7 +31,7 @@ extension Vault {
     /// (`gate.storeOver`, or `always`). Returns whether the slot was empty (pass it to `store` as
     /// `expectingEmpty`).
     public func confirmStore(_ name: SlotName, always: Bool = false) throws(VaultError) -> Bool {
-        let (held, recorded) = try steadily { () throws(VaultError) in (try loadMode(name), try record.hint(for: name)) }
+        let (held, recorded) = try steadily { () throws(VaultError) in (try loadMode(name), try record.lookup(name)) }
         guard Self.replaces(held, recorded: recorded) else { return true }
         var gated = always
         if !gated { gated = try changeGates().storeOver }
@@ -37,16 +43,18 @@ extension Vault {
 
     /// Before `delete`: nothing there asks nothing (the delete then tidies the record and says `empty`, 66);
     /// a value in a locked collection is refused before the prompt; otherwise PAM when the policy gates
-    /// deletes (`gate.delete`).
-    public func confirmDelete(_ name: SlotName) throws(VaultError) {
+    /// deletes (`gate.delete`). Returns whether it let the delete through without asking because the slot
+    /// was empty (pass it to `delete` as `expectingEmpty`).
+    public func confirmDelete(_ name: SlotName) throws(VaultError) -> Bool {
         let held = try steadily { () throws(VaultError) in try loadMode(name) }
         switch held {
-        case .none: return
+        case .none: return true
         case .mode(.sync, locked: true): throw .slot(.lockedValue(name))
-        case .mode, .unknown: break
+        case .mode, .unknown, .conflicting: break
         }
         if try changeGates().delete {
             try gate.verify(reason: "delete slot '\(name)'")
         }
+        return false
     }
 }

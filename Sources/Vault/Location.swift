@@ -6,8 +6,13 @@ public enum LoadMode: Equatable, Sendable {
     case mode(SlotMode, locked: Bool)
     /// Every slot was asked and none holds a value.
     case none
-    /// No slot was found holding it, and at least one could not be asked; the value may be there.
+    /// The slot that would hold the value could not be asked (the recorded one; a device slot that cannot
+    /// be looked at safely; any slot when the record cannot be read), so the value may be there, or be
+    /// another copy than the one that can be seen.
     case unknown(SlotError)
+    /// Both slots hold a copy and the record that says which one is the value cannot be read (or names
+    /// neither): vaultctl cannot tell, so it serves neither. `record`: the record's path; `detail`: why.
+    case conflicting(record: String, detail: String)
 }
 
 /// The honest status of a slot: only what vaultctl can know.
@@ -40,36 +45,87 @@ extension Vault {
     /// `beforeRead`: a gated read of the slot follows, so each slot asked may make ready what it needs
     /// for it (`Slot.holdingBeforeRead`).
     public func loadMode(_ name: SlotName, beforeRead: Bool = false) throws(VaultError) -> LoadMode {
-        let recorded = try record.hint(for: name)
+        let recorded = try record.lookup(name)
         // Lazily: a read whose recorded slot holds the value asks only that slot.
-        return Self.decide(recorded: recorded) { beforeRead ? slot($0).holdingBeforeRead(name) : slot($0).holding(name) }
+        return Self.decide(recorded, record: record.filePath) {
+            beforeRead ? slot($0).holdingBeforeRead(name) : slot($0).holding(name)
+        }
     }
 
-    /// The rule itself, over holdings given by `ask` (asked in order, recorded slot first, each at most once).
-    static func decide(recorded: SlotMode?, _ ask: (SlotMode) -> Holding) -> LoadMode {
-        let order: [SlotMode] = recorded == .sync ? [.sync, .device] : [.device, .sync]
-        var unknown: SlotError?
-        for mode in order {
+    /// The rule itself, over holdings given by `ask` (each slot asked at most once, recorded slot first).
+    ///
+    /// - The record names a slot: that slot's answer decides, unless it answered that it is empty; only then
+    ///   does the other slot's answer count (a record restored from a backup, seed 001). A recorded slot
+    ///   that could not be asked is "unknown": the other slot may hold an older copy that a store or move
+    ///   had not yet removed, and that copy is never served as the value.
+    /// - No entry: the device slot, then the sync slot. A device slot that cannot be looked at safely
+    ///   (permissions, a file from elsewhere, its key missing) is an error in itself. Copies in both slots
+    ///   with nothing to say which is the value: `conflicting`.
+    /// - A record that cannot be read is not "no record": both slots are asked; one copy is the value, two
+    ///   are `conflicting`, and a slot that could not be asked makes it "unknown".
+    static func decide(_ recorded: ModeRecord.Lookup, record: String, _ ask: (SlotMode) -> Holding) -> LoadMode {
+        switch recorded {
+        case .recorded(let mode):
             switch ask(mode) {
             case .holds(let locked): return .mode(mode, locked: locked)
-            case .empty: continue
-            // A device slot that could not be looked at says something definite about this machine
-            // (permissions, a file from elsewhere): its error wins over "the Secret Service did not answer".
-            case .unknown(let error): unknown = mode == .device ? error : (unknown ?? error)
+            case .unknown(let error): return .unknown(error)
+            case .empty: break
+            }
+            let other: SlotMode = mode == .device ? .sync : .device
+            switch ask(other) {
+            case .holds(let locked): return .mode(other, locked: locked)
+            case .unknown(let error): return .unknown(error)
+            case .empty: return .none
+            }
+        case .absent:
+            let inDevice = ask(.device)
+            if case .unknown(let error) = inDevice { return .unknown(error) }
+            let inSync = ask(.sync)
+            switch (inDevice, inSync) {
+            case (.holds, .holds):
+                return .conflicting(record: record, detail: "it has no entry for this slot")
+            case (.holds(let locked), _): return .mode(.device, locked: locked)  // a sync slot that could not be asked: as before
+            case (_, .holds(let locked)): return .mode(.sync, locked: locked)
+            case (_, .unknown(let error)): return .unknown(error)
+            default: return .none
+            }
+        case .unreadable(let detail):
+            let inDevice = ask(.device)
+            if case .unknown(let error) = inDevice { return .unknown(error) }
+            let inSync = ask(.sync)
+            switch (inDevice, inSync) {
+            case (_, .unknown(let error)): return .unknown(error)
+            case (.holds, .holds): return .conflicting(record: record, detail: "it cannot be read (\(detail))")
+            case (.holds(let locked), _): return .mode(.device, locked: locked)
+            case (_, .holds(let locked)): return .mode(.sync, locked: locked)
+            default: return .none
             }
         }
-        if let unknown { return .unknown(unknown) }
-        return .none
+    }
+
+    /// `decide` with a plain recorded mode (nil: no entry), for tests and callers that have one.
+    static func decide(recorded: SlotMode?, _ ask: (SlotMode) -> Holding) -> LoadMode {
+        decide(recorded.map { .recorded($0) } ?? .absent, record: "modes.json", ask)
     }
 
     /// Says where `name` is, asking both slots; never prompts and never needs PAM.
     public func status(_ name: SlotName) throws(VaultError) -> LocationStatus {
         let (recorded, inDevice, inSync) = try steadily { () throws(VaultError) in
-            (try record.hint(for: name), device.holding(name), sync.holding(name))
+            (try record.lookup(name), device.holding(name), sync.holding(name))
         }
-        let answer = Self.decide(recorded: recorded) { $0 == .device ? inDevice : inSync }
-        let mode: SlotMode?
-        if case .mode(let m, _) = answer { mode = m } else { mode = nil }
+        let answer = Self.decide(recorded, record: record.filePath) { $0 == .device ? inDevice : inSync }
+        let mode: SlotMode
+        switch answer {
+        case .mode(let m, _): mode = m
+        case .none:
+            return LocationStatus(slot: name, state: .none, mode: nil, message: "Slot '\(name)' holds no value.")
+        case .conflicting(let path, let detail):
+            return LocationStatus(slot: name, state: .unknown, mode: nil, message:
+                "Slot '\(name)' has a copy in both slots, and the mode record (\(path)) that says which one is the value \(detail.hasPrefix("it ") ? String(detail.dropFirst(3)) : detail); vaultctl cannot tell which.")
+        case .unknown(let e):
+            return LocationStatus(slot: name, state: .unknown, mode: nil,
+                                  message: Self.unknownText(name, e, recorded: recorded.mode, inDevice: inDevice, inSync: inSync))
+        }
 
         let binding = mode == .device ? device.binding(of: name) : nil
         if case .holds(let locked) = inSync {
@@ -87,30 +143,31 @@ extension Vault {
             }
             return LocationStatus(slot: name, state: .inSlot, mode: mode, message: message, binding: binding)
         }
-        if case .holds = inDevice {
-            var message = "Slot '\(name)' is sealed to this machine and cannot leave this device."
-            if let b = binding { message += " " + Self.bindingText(b) }
-            if case .unknown(let e) = inSync {
-                message += " A copy in the Secret Service is not ruled out: it could not be asked (\(Self.reason(e)))."
-            }
-            return LocationStatus(slot: name, state: .cannotLeaveDevice, mode: mode, message: message, binding: binding)
+        var message = "Slot '\(name)' is sealed to this machine and cannot leave this device."
+        if let b = binding { message += " " + Self.bindingText(b) }
+        if case .unknown(let e) = inSync {
+            message += " A copy in the Secret Service is not ruled out: it could not be asked (\(Self.reason(e)))."
         }
-        if case .unknown(let e) = inDevice {
-            let message: String
+        return LocationStatus(slot: name, state: .cannotLeaveDevice, mode: mode, message: message, binding: binding)
+    }
+
+    /// Why a status is "unknown": the slot that could not be asked, and what the other one holds.
+    static func unknownText(_ name: SlotName, _ e: SlotError, recorded: SlotMode?, inDevice: Holding, inSync: Holding) -> String {
+        if case .unknown = inDevice {
             switch e {
             case .foreignMachine, .wrongSlot, .tampered:
                 // We did look: there is a file, and it can never open here.
-                message = "The device slot has a file for '\(name)' that cannot open here: \(Self.reason(e))."
+                return "The device slot has a file for '\(name)' that cannot open here: \(reason(e))."
             default:
-                message = "Could not look in the device slot for '\(name)': \(Self.reason(e)). It may still be there."
+                return "Could not look in the device slot for '\(name)': \(reason(e)). It may still be there."
             }
-            return LocationStatus(slot: name, state: .unknown, mode: nil, message: message)
         }
-        if case .unknown(let e) = inSync {
-            return LocationStatus(slot: name, state: .unknown, mode: nil, message:
-                "Could not ask the Secret Service about '\(name)': \(Self.reason(e)). It is not in the device slot, but it may still be in the keyring.")
+        if case .holds = inDevice {
+            let why = recorded == .sync ? "the mode record says the value is in the Secret Service"
+                                        : "the mode record cannot be read, so the Secret Service may hold another copy"
+            return "Could not ask the Secret Service about '\(name)': \(reason(e)). A copy is in the device slot, but \(why): that copy is not served as the value until the Secret Service can be asked."
         }
-        return LocationStatus(slot: name, state: .none, mode: nil, message: "Slot '\(name)' holds no value.")
+        return "Could not ask the Secret Service about '\(name)': \(reason(e)). It is not in the device slot, but it may still be in the keyring."
     }
 
     /// What a device-slot binding means, in one sentence (never claims the TPM unless the key is sealed by it).

@@ -5,43 +5,89 @@ extension Vault {
     public enum MoveOutcome: Equatable, Sendable {
         case moved(from: SlotMode)
         /// The value already was in the target slot; the record was brought up to date, and a leftover copy
-        /// in the other slot removed (`removedCopy`).
-        case alreadyThere(removedCopy: Bool)
+        /// in the other slot removed (`removedCopy`), one that held another value (`differed`) or not.
+        case alreadyThere(removedCopy: Bool, differed: Bool)
     }
 
     /// Moves `name` to the `target` slot: pin the record to the source, write the target, read it back and
     /// compare, record the target, then delete the source. A kill at any moment leaves a complete, readable
     /// value: until the target is verified and recorded, the record points reads at the untouched source.
     ///
-    /// The move reads the secret, so it passes the presence gate first.
+    /// The move reads the secret, so it passes the presence gate first. A value already in the target slot
+    /// moves nothing, so it asks nothing, unless a copy is left in the other slot (an interrupted store or
+    /// move, a store while the collection was locked): removing that copy may lose a value, so it is gated
+    /// as a delete is (`gate.delete`). What was let through without a prompt is done only if it still holds
+    /// under the change lock (`changedMeanwhile`, 75, otherwise).
     public func move(_ name: SlotName, to target: SlotMode) throws(VaultError) -> MoveOutcome {
         _ = try record.load()  // a record we cannot update stops the move before anything is written
         try record.checkLock()
-        let (source, locked) = try steadily { () throws(VaultError) in try locate(name) }
+        let other = slot(target == .device ? .sync : .device)
+        let (source, locked, leftover) = try steadily { () throws(VaultError) in
+            let (source, locked) = try locate(name)
+            return (source, locked, source == target ? other.holding(name) : .empty)
+        }
+        var authorized = MoveAuthority.none
         if source != target {
             if locked {
                 throw .slot(.lockedValue(name))
             }
             // The prompt comes before the change lock, so a slow answer holds up no other store.
             try gate.verify(reason: "move slot '\(name)' to the \(target.rawValue) slot")
+            authorized = .move
+        } else if case .holds(locked: false) = leftover {
+            // (A copy in a locked collection cannot be removed now: it is left, as before, and nothing asked.)
+            if try changeGates().delete {
+                try gate.verify(reason: "remove the copy of slot '\(name)' left in the \(other.mode.rawValue) slot")
+                authorized = .removeLeftover(verified: true)
+            } else {
+                authorized = .removeLeftover(verified: false)
+            }
         }
-        return try serialized { () throws(VaultError) -> MoveOutcome in try moveLocked(name, to: target) }
+        return try serialized { () throws(VaultError) -> MoveOutcome in try moveLocked(name, to: target, authorized) }
+    }
+
+    /// What the person allowed before the change lock was taken.
+    enum MoveAuthority {
+        /// Nothing was asked: the value was in the target slot with no copy elsewhere.
+        case none
+        /// PAM for moving the value between the slots.
+        case move
+        /// Removing a copy left in the other slot: after PAM (`verified`), or the policy does not gate deletes.
+        case removeLeftover(verified: Bool)
     }
 
     /// The move itself, under the change lock; the slot is looked up again, as another process may have
-    /// changed it while the person answered the prompt.
-    private func moveLocked(_ name: SlotName, to target: SlotMode) throws(VaultError) -> MoveOutcome {
+    /// changed it while the person answered the prompt. Only what `authorized` covers is done.
+    private func moveLocked(_ name: SlotName, to target: SlotMode, _ authorized: MoveAuthority) throws(VaultError) -> MoveOutcome {
         let (source, locked) = try locate(name)
         let other = slot(target == .device ? .sync : .device)
         if source == target {
-            try record.set(name, target)
-            // Finish what an interrupted move or store left: no copy stays behind in the other slot.
-            if case .holds(locked: false) = other.holding(name) {
-                do { try other.delete(name) } catch { throw .slot(error) }
-                return .alreadyThere(removedCopy: true)
+            guard case .holds(locked: false) = other.holding(name) else {
+                try record.set(name, target)
+                return .alreadyThere(removedCopy: false, differed: false)
             }
-            return .alreadyThere(removedCopy: false)
+            // Finish what an interrupted move or store left: no copy stays behind in the other slot. The
+            // copy may hold another value than the one kept, so it goes only with the person's (or the
+            // policy's) leave, and the two are compared (after PAM only: comparing reads both) to say which.
+            let verified: Bool
+            switch authorized {
+            case .none: throw .changedMeanwhile(name)
+            case .move: verified = true  // the person allowed moving it here, which leaves no copy behind
+            case .removeLeftover(let v): verified = v
+            }
+            var differed = false
+            if verified {
+                do {
+                    let kept = try slot(target).read(name)
+                    differed = (try? other.read(name)).map { !$0.constantTimeEquals(kept) } ?? true
+                } catch { throw .slot(error) }
+            }
+            try record.set(name, target)
+            do { try other.delete(name) } catch { throw .slot(error) }
+            return .alreadyThere(removedCopy: true, differed: differed)
         }
+        // The value is elsewhere than it was when the person was asked: moving it needs a move's prompt.
+        guard case .move = authorized else { throw .changedMeanwhile(name) }
         if locked {
             throw .slot(.lockedValue(name))
         }

@@ -74,7 +74,7 @@ public struct Vault: Sendable {
             throw .slot(.badSecretSize(secret.count))
         }
         return try serialized { () throws(VaultError) -> StoreOutcome in
-            if expectingEmpty, try Self.replaces(loadMode(name), recorded: record.hint(for: name)) {
+            if expectingEmpty, try Self.replaces(loadMode(name), recorded: record.lookup(name)) {
                 throw .changedMeanwhile(name)
             }
             return try storeLocked(name, secret, mode: mode)
@@ -116,6 +116,8 @@ public struct Vault: Sendable {
         switch try loadMode(name, beforeRead: beforeRead) {
         case .mode(let mode, let locked): return (mode, locked)
         case .none: throw .slot(.empty(name))
+        case .conflicting(let path, let detail):
+            throw .configuration(path: path, detail: "slot '\(name)' has a copy in both slots and this record, which says which one is the value, \(detail.hasPrefix("it ") ? String(detail.dropFirst(3)) : detail), so neither is used; restore the file from a backup, or move it aside and store the value again ('vaultctl store \(name)')")
         case .unknown(let error):
             switch error {
             case .serviceUnavailable, .locked: throw .couldNotLook(name, error)
@@ -160,12 +162,18 @@ public struct Vault: Sendable {
 
     /// Removes `name` from both slots and from the record. Throws `empty` when neither held it, and
     /// `couldNotLook` when the sync slot could not be asked and the device slot did not hold it.
+    /// `expectingEmpty` (a delete let through without a password because the slot held nothing): a value
+    /// another command stored meanwhile is not removed; `changedMeanwhile` (75) instead. Decided under the
+    /// change lock, on what is there then.
     @discardableResult
-    public func delete(_ name: SlotName) throws(VaultError) -> StoreOutcome {
-        try serialized { () throws(VaultError) -> StoreOutcome in try deleteLocked(name) }
+    public func delete(_ name: SlotName, expectingEmpty: Bool = false) throws(VaultError) -> StoreOutcome {
+        try serialized { () throws(VaultError) -> StoreOutcome in
+            if expectingEmpty, try loadMode(name) != .none { throw .changedMeanwhile(name) }
+            return try deleteLocked(name)
+        }
     }
 
-    private func deleteLocked(_ name: SlotName) throws(VaultError) -> StoreOutcome {
+    func deleteLocked(_ name: SlotName) throws(VaultError) -> StoreOutcome {
         // A record we cannot update stops the delete before anything is removed.
         let recorded = try record.load()[name]
         try record.checkLock()

@@ -11,6 +11,11 @@ final class Context {
     let clock: any Clock = SystemClock()
     /// The slot a command worked on when it is not its first argument (`credential get`), for the audit line.
     var auditedSlot: SlotName?
+    /// Slots a command worked on, each with its own result word (`credential erase`: "erased" or "kept"):
+    /// a successful command leaves one audit line for each instead of one line.
+    var auditedSlots: [(SlotName, String)] = []
+    /// The result word of a successful command's line when it is not "ok" ("kept": nothing was changed).
+    var auditedResult: String?
     /// What a command that works on no slot worked on (`target add`: "target 'NAME'"), for the reason field
     /// of its audit line when it succeeds (a failure's line has the error there, which names it too).
     var auditedSubject: String?

@@ -112,11 +112,23 @@ enum Entrypoint {
         case .failure?: result = "failed"
         default: result = "error"
         }
-        let line = entry(kind, parsed, context, result: result, reason: failure?.message ?? context.auditedSubject)
+        var lines = [entry(kind, parsed, context, result: failure == nil ? context.auditedResult ?? result : result,
+                           reason: failure?.message ?? context.auditedSubject)]
+        if failure == nil && !context.auditedSlots.isEmpty {
+            lines = context.auditedSlots.map { slot, word in
+                var line = lines[0]
+                line.slot = slot.rawValue
+                line.result = word
+                return line
+            }
+        }
         // `lock` never waits behind another writer of the log: locking is what matters, the line is extra.
-        do { try context.audit.append(line, waitingAtMost: kind == .lock ? 0 : 5) } catch {
-            if failure == nil {
-                Output.message("warning: could not write the audit log: \(ErrorReport.failure(error).message)")
+        for line in lines {
+            do { try context.audit.append(line, waitingAtMost: kind == .lock ? 0 : 5) } catch {
+                if failure == nil {
+                    Output.message("warning: could not write the audit log: \(ErrorReport.failure(error).message)")
+                }
+                return
             }
         }
     }

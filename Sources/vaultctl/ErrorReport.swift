@@ -13,7 +13,7 @@ enum ErrorReport {
             default: why = SlotErrorText.describe(e)
             }
             return CommandFailure(code: .unavailable, message:
-                "Slot '\(name)' is not in the device slot, and the Secret Service could not be asked: \(why). It may be there; try again when the keyring is reachable.")
+                "Slot '\(name)' could not be looked up: the Secret Service could not be asked (\(why)), and the value may be there. Try again when the keyring is reachable.")
         case .authenticationFailed(let why):
             return CommandFailure(code: .denied, message: "Authentication failed: \(why).")
         case .notAuthenticated(let why):
@@ -33,7 +33,7 @@ enum ErrorReport {
             return CommandFailure(code: .dataError, message: why)
         case .changedMeanwhile(let name):
             return CommandFailure(code: .tryLater, message:
-                "Another command stored a value in slot '\(name)' meanwhile, so it was not replaced without your password; run the store again.")
+                "Another command changed slot '\(name)' while this one looked, so nothing was done without your password; run it again.")
         case .needsOption(let why):
             return CommandFailure(code: .usage, message: why)
         case .blocked(let until, let now):

@@ -166,7 +166,7 @@ import Slots
 
         let outcome = try f.vault.move(api, to: target)
 
-        #expect(outcome == .alreadyThere(removedCopy: false))
+        #expect(outcome == .alreadyThere(removedCopy: false, differed: false))
         #expect(f.gate.calls == 0)
         #expect(f.log.changes.isEmpty)
         #expect(!f.log.entries.contains { $0.contains(".read ") })
@@ -179,22 +179,44 @@ import Slots
 
         let outcome = try f.vault.move(api, to: .device)
 
-        #expect(outcome == .alreadyThere(removedCopy: false))
+        #expect(outcome == .alreadyThere(removedCopy: false, differed: false))
         #expect(f.gate.calls == 0)
         #expect(f.log.changes == ["record api=device"])
     }
 
-    @Test func moveAlreadyThereRemovesALeftoverCopyFromTheOtherSlot() throws {
+    @Test func moveAlreadyThereRemovesALeftoverCopyFromTheOtherSlotAfterTheGate() throws {
         f.device.seed(api, "the secret")
         f.sync.seed(api, "the secret")
         try f.given(api, recordedAs: .device)
 
         let outcome = try f.vault.move(api, to: .device)
 
-        #expect(outcome == .alreadyThere(removedCopy: true))
+        #expect(outcome == .alreadyThere(removedCopy: true, differed: false))
         #expect(f.sync.value(of: api) == nil)
         #expect(f.device.value(of: api) == "the secret")
-        #expect(f.gate.calls == 0)
+        #expect(f.gate.reasons == ["remove the copy of slot 'api' left in the sync slot"])
+    }
+
+    @Test func moveAlreadyThereSaysWhenTheLeftoverHeldAnotherValue() throws {
+        f.sync.seed(api, "the secret")
+        f.device.seed(api, "another value")
+        try f.given(api, recordedAs: .sync)
+
+        let outcome = try f.vault.move(api, to: .sync)
+
+        #expect(outcome == .alreadyThere(removedCopy: true, differed: true))
+        #expect(f.device.value(of: api) == nil)
+        #expect(f.sync.value(of: api) == "the secret")
+    }
+
+    @Test func moveAlreadyThereKeepsALeftoverCopyWhenTheGateRefuses() throws {
+        f.sync.seed(api, "the secret")
+        f.device.seed(api, "another value")
+        try f.given(api, recordedAs: .sync)
+        f.gate.passes = false
+
+        #expect(throws: VaultError.self) { try f.vault.move(api, to: .sync) }
+        #expect(f.device.value(of: api) == "another value")
     }
 
     @Test func moveAlreadyThereRecordsTheSlotWhenThereWasNoRecord() throws {
@@ -202,7 +224,7 @@ import Slots
 
         let outcome = try f.vault.move(api, to: .sync)
 
-        #expect(outcome == .alreadyThere(removedCopy: false))
+        #expect(outcome == .alreadyThere(removedCopy: false, differed: false))
         #expect(try f.record.mode(of: api) == .sync)
         #expect(f.gate.calls == 0)
     }

@@ -30,12 +30,26 @@ import Slots
 
     @Test func readWithoutRecordLooksInDeviceSlotFirst() throws {
         f.device.seed(api, "from device")
-        f.sync.seed(api, "from sync")
 
         let secret = try f.vault.read(api)
 
         #expect(secret.text == "from device")
-        #expect(f.log.entries == ["device.holdingBeforeRead api", "gate.verify", "device.read api"])
+        // Without a record, a copy in the sync slot would make it ambiguous: that slot is asked too.
+        #expect(f.log.entries == ["device.holdingBeforeRead api", "sync.holdingBeforeRead api", "gate.verify", "device.read api"])
+    }
+
+    @Test func readWithoutRecordAndACopyInEachSlotIsRefusedBeforeThePrompt() throws {
+        f.device.seed(api, "from device")
+        f.sync.seed(api, "from sync")
+
+        let error = #expect(throws: VaultError.self) { try f.vault.read(api) }
+
+        guard case .configuration(let path, let detail)? = error else {
+            Issue.record("expected a configuration error, got \(String(describing: error))")
+            return
+        }
+        #expect(path.hasSuffix("modes.json") && detail.contains("both slots"))
+        #expect(f.gate.calls == 0)
     }
 
     @Test func readWithoutRecordFallsBackToSyncSlot() throws {
@@ -47,14 +61,20 @@ import Slots
         #expect(f.log.entries == ["device.holdingBeforeRead api", "sync.holdingBeforeRead api", "gate.verify", "sync.read api"])
     }
 
-    @Test func readFallsBackToDeviceWhenRecordedSyncSlotIsUnreachable() throws {
-        f.device.seed(api, "from device")
+    @Test func readOfARecordedSyncSlotThatCannotBeAskedIsCouldNotLookNeverTheDeviceCopy() throws {
+        f.device.seed(api, "older device copy")
         try f.given(api, recordedAs: .sync)
         f.sync.unavailable = .serviceUnavailable("timeout")
 
-        let secret = try f.vault.read(api)
+        let error = #expect(throws: VaultError.self) { try f.vault.read(api) }
 
-        #expect(secret.text == "from device")
+        guard case .couldNotLook(let name, _)? = error else {
+            Issue.record("expected couldNotLook, got \(String(describing: error))")
+            return
+        }
+        #expect(name == api)
+        #expect(f.gate.calls == 0)
+        #expect(!f.log.entries.contains("device.read api"))
     }
 
     @Test func locateReportsLockedCollection() throws {
@@ -95,14 +115,13 @@ import Slots
         #expect(error?.slotError == .unsafePermissions(path: "/state", detail: "its mode 755 lets others in"))
     }
 
-    @Test func locateFindsSyncCopyWhenDeviceSlotCannotBeLookedAt() throws {
+    @Test func locateReportsTheDeviceSlotErrorEvenWhenTheSyncSlotHoldsACopy() throws {
         f.device.unavailable = .unsafePermissions(path: "/state", detail: "its mode 755 lets others in")
-        f.sync.seed(api, "from sync")
+        f.sync.seed(api, "older sync copy")
 
-        let found = try f.vault.locate(api)
+        let error = #expect(throws: VaultError.self) { try f.vault.locate(api) }
 
-        #expect(found.mode == .sync)
-        #expect(!found.locked)
+        #expect(error?.slotError == .unsafePermissions(path: "/state", detail: "its mode 755 lets others in"))
     }
 
     // MARK: The presence gate
@@ -130,6 +149,7 @@ import Slots
 
     @Test func readThatFailsPresenceNeverReadsTheSlot() throws {
         f.device.seed(api, "from device")
+        try f.given(api, recordedAs: .device)
         f.gate.passes = false
 
         let error = #expect(throws: VaultError.self) { try f.vault.read(api) }

@@ -2,19 +2,23 @@ import Slots
 
 extension Vault {
     /// git's `erase`: deletes each of `names` that holds exactly `password` (compared in constant time
-    /// inside this process; no stored value is returned), or each that holds a value when `password` is
-    /// nil. Returns the names deleted.
+    /// inside this process; no stored value is returned). Returns the names it found holding a value
+    /// (`touched`) and those deleted (`erased`).
     ///
     /// Comparing reads the stored values, and a read of a device slot opens the device key (with a TPM, an
     /// unseal): so it passes the presence gate first, once for all the names, and only when one of them
-    /// holds a value. Without a password nothing is read.
-    public func eraseCredential(_ names: [SlotName], matching password: SecretBytes?) throws(VaultError) -> [SlotName] {
-        var held: [(name: SlotName, mode: SlotMode)] = []
+    /// holds a value. Each comparison and its delete happen in one hold of the change lock, so a value
+    /// stored meanwhile is compared, never deleted unseen. Without a password (git sends one with every
+    /// reject) nothing is read or deleted.
+    public func eraseCredential(_ names: [SlotName], matching password: SecretBytes?) throws(VaultError) -> (touched: [SlotName], erased: [SlotName]) {
+        guard let password else { return ([], []) }
+        var held: [SlotName] = []
         try steadily { () throws(VaultError) in
             for name in names {
                 switch try loadMode(name) {
                 case .none: continue
-                case .mode(let m, _): held.append((name, m))
+                case .mode: held.append(name)
+                case .conflicting(let path, let detail): throw .configuration(path: path, detail: "slot '\(name)': \(detail)")
                 case .unknown(let error):
                     switch error {
                     case .serviceUnavailable, .locked: throw .couldNotLook(name, error)
@@ -23,33 +27,35 @@ extension Vault {
                 }
             }
         }
-        guard !held.isEmpty else { return [] }
+        guard !held.isEmpty else { return ([], []) }
+        try gate.verify(reason: "erase the credential git rejected (\(held.map { "'\($0)'" }.joined(separator: ", ")))")
         var erased: [SlotName] = []
-        if let password {
-            try gate.verify(reason: "erase the credential git rejected (\(held.map { "'\($0.name)'" }.joined(separator: ", ")))")
-            for (name, mode) in held {
-                let same = try steadily { () throws(VaultError) -> Bool in try holds(name, in: mode, exactly: password) }
-                guard same else { continue }
-                do { _ = try delete(name) } catch {
-                    if case .slot(.empty) = error { continue }
-                    throw error
-                }
-                erased.append(name)
-            }
-            return erased
-        }
-        for (name, _) in held {
-            do { _ = try delete(name) } catch {
-                if case .slot(.empty) = error { continue }
-                throw error
-            }
+        for name in held where try serialized({ () throws(VaultError) -> Bool in try eraseLocked(name, matching: password) }) {
             erased.append(name)
         }
-        return erased
+        return (held, erased)
     }
 
-    /// Whether `name`, found in `mode` before the prompt, holds exactly `candidate` (the caller passed the
-    /// gate and holds the change lock shared); false when it is gone.
+    /// Deletes `name` if it holds exactly `password`, deciding on what is there now (the caller holds the
+    /// change lock); whether it did.
+    private func eraseLocked(_ name: SlotName, matching password: SecretBytes) throws(VaultError) -> Bool {
+        let mode: SlotMode
+        switch try loadMode(name) {
+        case .mode(let m, _): mode = m
+        case .none: return false
+        case .conflicting(let path, let detail): throw .configuration(path: path, detail: "slot '\(name)': \(detail)")
+        case .unknown(let error): throw .couldNotLook(name, error)
+        }
+        guard try holds(name, in: mode, exactly: password) else { return false }
+        do { _ = try deleteLocked(name) } catch {
+            if case .slot(.empty) = error { return false }
+            throw error
+        }
+        return true
+    }
+
+    /// Whether `name`, found in `mode`, holds exactly `candidate` (the caller passed the gate and holds the
+    /// change lock); false when it is gone.
     private func holds(_ name: SlotName, in mode: SlotMode, exactly candidate: SecretBytes) throws(VaultError) -> Bool {
         let stored: SecretBytes
         do { stored = try readAfterGate(name, from: mode) } catch {

@@ -52,28 +52,58 @@ public struct ModeRecord: Sendable {
         }
     }
 
-    /// The recorded mode as a hint for finding a value: a record that does not parse is no record (store
-    /// and delete report it), but one that others could have written (loose permissions, a symlink) is
-    /// refused outright, as every such file is.
+    /// What the record says of one slot, for finding its value.
+    public enum Lookup: Equatable, Sendable {
+        /// The record names this slot's mode.
+        case recorded(SlotMode)
+        /// There is no record, or it has no entry for this slot.
+        case absent
+        /// There is a record, but it cannot be read (not JSON, another version, a bad mode for this slot, an
+        /// I/O error): not the same as no record, since it may name the slot. `detail` says why.
+        case unreadable(detail: String)
+
+        /// The recorded mode, nil when the record names none (absent or unreadable).
+        public var mode: SlotMode? {
+            if case .recorded(let m) = self { return m }
+            return nil
+        }
+    }
+
+    /// What the record says of `name`: a record that others could have written (loose permissions, a
+    /// symlink) is refused outright, as every such file is.
     ///
     /// Reads and status need one entry of a record that names every slot, so this one is looked up without
     /// building the document (`JSONParser.values(at:in:)`: the whole text is still checked). It differs from
     /// `mode(of:)` only on records that are invalid anyway, in ways that do not touch this entry (a duplicate
-    /// or a bad mode under another name): this gives the entry as a hint, `mode(of:)` refuses the record.
-    public func hint(for name: SlotName) throws(VaultError) -> SlotMode? {
+    /// or a bad mode under another name): this gives the entry, `mode(of:)` refuses the record.
+    public func lookup(_ name: SlotName) throws(VaultError) -> Lookup {
         let bytes: [UInt8]
         do throws(SlotError) {
             guard try SecureFile.privateFolderExists(folder),
-                  let read = try SecureFile.readPublic(path, maximumCount: 4 * 1024 * 1024) else { return nil }
+                  let read = try SecureFile.readPublic(path, maximumCount: 4 * 1024 * 1024) else { return .absent }
             bytes = read
         } catch {
             if case .unsafePermissions = error { throw .slot(error) }
-            return nil
+            return .unreadable(detail: SlotErrorText.describe(error))
         }
-        guard let found = try? JSONParser.values(at: [["version"], ["slots", name.rawValue]], in: bytes),
-              found[0]?.intValue == 1, let entry = found[1] else { return nil }
-        return entry.stringValue.flatMap(SlotMode.init(rawValue:))
+        guard let found = try? JSONParser.values(at: [["version"], ["slots", name.rawValue]], in: bytes) else {
+            return .unreadable(detail: "it is not a valid mode record")
+        }
+        guard found[0]?.intValue == 1 else { return .unreadable(detail: "its version is not one this vaultctl reads") }
+        guard let entry = found[1] else { return .absent }
+        guard let mode = entry.stringValue.flatMap(SlotMode.init(rawValue:)) else {
+            return .unreadable(detail: "its entry for '\(name)' is not \"device\" or \"sync\"")
+        }
+        return .recorded(mode)
     }
+
+    /// The recorded mode as a hint: `lookup(name).mode`.
+    public func hint(for name: SlotName) throws(VaultError) -> SlotMode? {
+        try lookup(name).mode
+    }
+
+    /// The record's path, for messages.
+    public var filePath: String { path }
 
     /// The recorded mode of one slot.
     public func mode(of name: SlotName) throws(VaultError) -> SlotMode? {

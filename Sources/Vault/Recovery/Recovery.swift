@@ -12,9 +12,14 @@ extension Vault {
     ///
     /// Replacing a code is a store over a value (PAM unless `gate.storeOver` is false). Replacing one the
     /// person marked as written down (a copied mark is there) needs `replace` and PAM whatever the policy
-    /// says: that code is the one way back into an account. The mark is removed once the new code is in.
+    /// says: that code is the one way back into an account. The mark belongs to a code, not to the slot: a
+    /// mark left from an earlier code (a `generate` cut short, a record of another vault) does not count,
+    /// and one that cannot be checked counts. It is removed once the new code is in, when it was this code's.
     public func generateRecoveryCode(mode: SlotMode, replace: Bool = false, mark: CopiedMark? = nil) throws(VaultError) -> StoreOutcome {
-        let marked = try mark?.isPresent() ?? false
+        var marked = false
+        if let mark, try mark.isPresent() {
+            marked = try recoveryStatus(mark: mark).copied ?? true
+        }
         let held = try steadily { () throws(VaultError) in try loadMode(RecoveryCode.slot) }
         if marked && held != .none && !replace {
             throw .needsOption("The recovery code in slot '\(RecoveryCode.slot)' is marked as written down; replacing it makes the copy you wrote down useless. If that is what you want, run 'vaultctl recovery generate --replace' (it asks for your password).")

@@ -60,7 +60,23 @@ enum CredentialCommand {
             names = try candidates(scheme: scheme, host: host, vault).map(\.name)
         }
         context.auditedSlot = names.first
-        do { _ = try vault.eraseCredential(names, matching: request.password) } catch {
+        // git sends the rejected password with every erase; without one there is nothing to compare, and
+        // erasing every user's credential for the host is not what a reject asks for.
+        guard request.password != nil else {
+            context.auditedResult = "kept"
+            context.auditedSubject = "git sent no password to compare, so nothing was erased"
+            return
+        }
+        do {
+            let (touched, erased) = try vault.eraseCredential(names, matching: request.password)
+            // One line for each slot it compared: "erased", or "kept" (it held another password).
+            if !touched.isEmpty {
+                context.auditedSlots = touched.map { ($0, erased.contains($0) ? "erased" : "kept") }
+            } else {
+                context.auditedResult = "kept"
+                context.auditedSubject = "no credential stored for it"
+            }
+        } catch {
             throw ErrorReport.failure(error)
         }
     }

@@ -9,12 +9,20 @@ enum MoveCommand {
             throw .usage("'move' needs --to device or --to sync.")
         }
         let vault = try context.vault()
-        do {
-            switch try vault.move(name, to: target) {
-            case .alreadyThere(let removedCopy):
-                Output.err(removedCopy
-                    ? "vaultctl: slot '\(name)' already is in the \(target.rawValue) slot; removed the leftover copy from the other slot.\n"
-                    : "vaultctl: slot '\(name)' already is in the \(target.rawValue) slot; nothing moved.\n")
+        do throws(VaultError) {
+            let outcome: Vault.MoveOutcome
+            do throws(VaultError) { outcome = try vault.move(name, to: target) } catch {
+                // The slot changed while this looked and asked (or asked nothing): look and ask again, once.
+                guard case .changedMeanwhile = error else { throw error }
+                outcome = try vault.move(name, to: target)
+            }
+            switch outcome {
+            case .alreadyThere(let removedCopy, let differed):
+                Output.err(!removedCopy
+                    ? "vaultctl: slot '\(name)' already is in the \(target.rawValue) slot; nothing moved.\n"
+                    : differed
+                    ? "vaultctl: slot '\(name)' already is in the \(target.rawValue) slot; removed the copy left in the other slot, which held another value.\n"
+                    : "vaultctl: slot '\(name)' already is in the \(target.rawValue) slot; removed the leftover copy from the other slot.\n")
             case .moved:
                 break
             }

@@ -36,10 +36,45 @@ import Slots
 
     @Test func loadModeWithoutRecordAsksDeviceSlotFirst() throws {
         f.device.seed(api, "from device")
-        f.sync.seed(api, "from sync")
 
         #expect(try f.vault.loadMode(api) == .mode(.device, locked: false))
-        #expect(f.log.entries == ["device.holding api"])
+        #expect(f.log.entries == ["device.holding api", "sync.holding api"])
+    }
+
+    @Test func loadModeWithoutRecordAndACopyInEachSlotIsConflicting() throws {
+        // Nothing says which copy is the value (a store cut short, then the record lost): neither is served.
+        f.device.seed(api, "from device")
+        f.sync.seed(api, "from sync")
+
+        guard case .conflicting(_, let detail) = try f.vault.loadMode(api) else {
+            Issue.record("expected conflicting")
+            return
+        }
+        #expect(detail.contains("no entry"))
+    }
+
+    @Test func loadModeWithAnUnreadableRecordAndACopyInEachSlotIsConflicting() throws {
+        f.device.seed(api, "older device copy")
+        f.sync.seed(api, "from sync")
+        let config = f.folder.appending("config")
+        try SecureFile.ensurePrivateFolder(config)
+        try SecureFile.write("\(config)/modes.json", Array("not json".utf8))
+
+        guard case .conflicting(let path, _) = try f.vault.loadMode(api) else {
+            Issue.record("expected conflicting")
+            return
+        }
+        #expect(path.hasSuffix("/modes.json"))
+    }
+
+    @Test func loadModeWithAnUnreadableRecordIsUnknownWhenASlotCannotBeAsked() throws {
+        f.device.seed(api, "device copy")
+        f.sync.unavailable = .serviceUnavailable("no bus")
+        let config = f.folder.appending("config")
+        try SecureFile.ensurePrivateFolder(config)
+        try SecureFile.write("\(config)/modes.json", Array("not json".utf8))
+
+        #expect(try f.vault.loadMode(api) == .unknown(.serviceUnavailable("no bus")))
     }
 
     @Test func loadModeNeverChangesTheRecord() throws {
@@ -85,19 +120,25 @@ import Slots
         #expect(try f.vault.loadMode(api) == .unknown(.serviceUnavailable("no provider")))
     }
 
-    @Test func loadModeFindsDeviceValueWhenRecordedSyncSlotCannotBeAsked() throws {
-        f.device.seed(api, "from device")
+    @Test func loadModeNeverServesTheDeviceCopyWhenTheRecordedSyncSlotCannotBeAsked() throws {
+        // The record says sync: the device copy may be an older one a store had not yet removed.
+        f.device.seed(api, "older device copy")
         try f.given(api, recordedAs: .sync)
         f.sync.unavailable = .serviceUnavailable("timeout")
 
-        #expect(try f.vault.loadMode(api) == .mode(.device, locked: false))
+        #expect(try f.vault.loadMode(api) == .unknown(.serviceUnavailable("timeout")))
+        #expect(f.log.entries == ["sync.holding api"])
     }
 
-    @Test func loadModeFindsSyncValueWhenDeviceSlotCannotBeLookedAt() throws {
-        f.device.unavailable = .unsafePermissions(path: "/state", detail: "its mode 755 lets others in")
-        f.sync.seed(api, "from sync")
+    @Test(arguments: [nil, SlotMode.device])
+    func loadModeNeverServesTheSyncCopyWhenTheDeviceSlotCannotBeLookedAt(recorded: SlotMode?) throws {
+        // A device slot that cannot be looked at safely is an error in itself, not a reason to use another copy.
+        if let recorded { try f.given(api, recordedAs: recorded) }
+        let failure = SlotError.unsafePermissions(path: "/state", detail: "its mode 755 lets others in")
+        f.device.unavailable = failure
+        f.sync.seed(api, "older sync copy")
 
-        #expect(try f.vault.loadMode(api) == .mode(.sync, locked: false))
+        #expect(try f.vault.loadMode(api) == .unknown(failure))
     }
 
     @Test func loadModeIsUnknownWhenDeviceSlotCannotBeLookedAtAndSyncIsEmpty() throws {
@@ -107,14 +148,22 @@ import Slots
         #expect(try f.vault.loadMode(api) == .unknown(failure))
     }
 
-    @Test(arguments: [nil, SlotMode.device, SlotMode.sync])
+    @Test(arguments: [nil, SlotMode.device])
     func loadModeReportsTheDeviceSlotFailureWhenNeitherSlotCanBeAsked(recorded: SlotMode?) throws {
-        // What is wrong on this machine says more than "the Secret Service did not answer", whichever was asked first.
+        // What is wrong on this machine says more than "the Secret Service did not answer".
         if let recorded { try f.given(api, recordedAs: recorded) }
         f.device.unavailable = .io(path: "/state", errno: 5, operation: "list")
         f.sync.unavailable = .serviceUnavailable("no bus")
 
         #expect(try f.vault.loadMode(api) == .unknown(.io(path: "/state", errno: 5, operation: "list")))
+    }
+
+    @Test func loadModeReportsTheRecordedSyncSlotFailureWithoutAskingTheDeviceSlot() throws {
+        try f.given(api, recordedAs: .sync)
+        f.device.unavailable = .io(path: "/state", errno: 5, operation: "list")
+        f.sync.unavailable = .serviceUnavailable("no bus")
+
+        #expect(try f.vault.loadMode(api) == .unknown(.serviceUnavailable("no bus")))
     }
 
     // MARK: Locked collections
@@ -160,9 +209,9 @@ import Slots
         #expect(asked == [.sync, .device])
     }
 
-    @Test func decideStopsAtTheFirstSlotThatHolds() {
+    @Test func decideStopsAtTheRecordedSlotThatHolds() {
         var asked: [SlotMode] = []
-        let answer = Vault.decide(recorded: nil) { mode in
+        let answer = Vault.decide(recorded: .device) { mode in
             asked.append(mode)
             return .holds(locked: false)
         }
@@ -171,12 +220,13 @@ import Slots
         #expect(asked == [.device])
     }
 
-    @Test func decidePrefersAHoldingSlotOverAnUnknownOne() {
-        let answer = Vault.decide(recorded: .sync) { mode in
+    @Test func decideFallsThroughOnlyWhenTheRecordedSlotAnsweredEmpty() {
+        let empty = Vault.decide(recorded: .sync) { mode in mode == .sync ? .empty : .holds(locked: false) }
+        #expect(empty == .mode(.device, locked: false))
+        let unknown = Vault.decide(recorded: .sync) { mode in
             mode == .sync ? .unknown(.serviceUnavailable("timeout")) : .holds(locked: false)
         }
-
-        #expect(answer == .mode(.device, locked: false))
+        #expect(unknown == .unknown(.serviceUnavailable("timeout")))
     }
 
     @Test func decideNeverReadsAFailedCheckAsEmpty() {

@@ -106,7 +106,7 @@ import Slots
 
     @Test func statusWhenProviderUnreachableAndValueInDeviceCannotLeaveDevice() throws {
         f.device.seed(api, "from device")
-        try f.given(api, recordedAs: .sync)
+        try f.given(api, recordedAs: .device)
         f.sync.unavailable = .serviceUnavailable("no Secret Service provider")
 
         let status = try f.vault.status(api)
@@ -114,6 +114,18 @@ import Slots
         #expect(status.state == .cannotLeaveDevice)
         #expect(status.mode == .device)
         #expect(status.message.contains("no Secret Service provider"))
+    }
+
+    @Test func statusIsUnknownWhenTheRecordedSyncSlotCannotBeAskedAndTheDeviceHoldsAnOlderCopy() throws {
+        f.device.seed(api, "older device copy")
+        try f.given(api, recordedAs: .sync)
+        f.sync.unavailable = .serviceUnavailable("no Secret Service provider")
+
+        let status = try f.vault.status(api)
+
+        #expect(status.state == .unknown)
+        #expect(status.mode == nil)
+        #expect(status.message.contains("no Secret Service provider") && status.message.contains("not served as the value"))
     }
 
     // MARK: unknown

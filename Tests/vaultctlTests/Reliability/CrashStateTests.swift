@@ -24,9 +24,13 @@ struct CrashStateTests {
             [true, false].flatMap { s in ["device", "sync", nil].map { State(device: d, sync: s, record: $0) } }
         }
 
-        /// What `read` must give: the recorded slot's value if it holds one, else the device slot's, else the
-        /// keyring's, else nothing.
+        /// A copy in each slot and no record entry: nothing says which one is the value.
+        var conflicting: Bool { record == nil && device && sync }
+
+        /// What `read` must give: the recorded slot's value if it holds one, else the other slot's, else
+        /// nothing; with no record and both copies, neither (`conflicting`).
         var expectedRead: String? {
+            if conflicting { return "neither" }
             if record == "sync" && sync { return "B" }
             if device { return "A" }
             if sync { return "B" }
@@ -66,11 +70,16 @@ struct CrashStateTests {
         case "B"?:
             #expect(r.status == 0 && r.stdout == b, "read must give B: \(r)")
             #expect(doc.mode == "sync", "\(doc)")
+        case "neither"?:
+            #expect(r.status == 78 && r.stdout.isEmpty && r.stderr.contains("modes.json"), "neither copy is served: \(r)")
+            #expect(doc.state == "unknown" && doc.mode == nil, "\(doc)")
         default:
             #expect(r.status == 66 && r.stdout.isEmpty, "both slots are empty: \(r)")
             #expect(doc.state == "none", "\(doc)")
         }
-        if state.sync {
+        if state.conflicting {
+            // Said above: unknown.
+        } else if state.sync {
             #expect(doc.state == "in-slot", "a value in the keyring may leave this device: \(doc)")
         } else if state.device {
             #expect(doc.state == "cannot-leave-device", "\(doc)")
