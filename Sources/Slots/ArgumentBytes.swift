@@ -4,34 +4,43 @@
 /// loses it: a message could not say which byte was wrong, and a word passed on to a child program would
 /// arrive changed. Instead each byte that is not part of a valid UTF-8 sequence becomes one scalar of the
 /// last 256 code points of plane 16's private use area (U+10FF00 + byte), the way Python's
-/// `surrogateescape` keeps them; `Quote` shows such a scalar as `\xNN`, and `bytes(of:)` gives the
+/// `surrogateescape` does; `Quote` shows such a scalar as `\xNN`, and `bytes(of:)` gives the
 /// original bytes back for `exec`. Valid UTF-8 is decoded as it is.
 public enum ArgumentBytes {
     static let base: UInt32 = 0x10FF00
 
-    /// The word as a `String`, its invalid bytes kept as escape scalars.
+    /// The word as a `String`, its invalid bytes kept as escape scalars. One-to-one: a valid scalar that
+    /// falls in the escape range itself is kept as the escapes of its bytes, so `bytes(of:)` gives back
+    /// exactly the word that came in.
     public static func decode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
-        var out = String.UnicodeScalarView()
-        var decoder = UTF8()
         let raw = Array(bytes)
+        if let valid = String(validating: raw, as: UTF8.self), !valid.unicodeScalars.contains(where: { rawByte($0) != nil }) {
+            return valid
+        }
+        var out = String.UnicodeScalarView()
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = raw.makeIterator()
         var at = 0
-        // Decode one valid sequence at a time; on an error, escape its first byte and go on after it.
-        while at < raw.count {
-            var slice = raw[at...].makeIterator()
-            switch decoder.decode(&slice) {
-            case .scalarValue(let scalar):
-                out.append(scalar)
-                at += UTF8.width(scalar)
-            case .error:
-                out.append(Unicode.Scalar(base + UInt32(raw[at]))!)
-                at += 1
-                decoder = UTF8()
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                let scalar = Unicode.UTF8.decode(encoded)
+                if rawByte(scalar) != nil {
+                    for b in encoded { out.append(escape(b)) }
+                } else {
+                    out.append(scalar)
+                }
+                at += encoded.count
+            case .error(let length):
+                for b in raw[at..<(at + length)] { out.append(escape(b)) }
+                at += length
             case .emptyInput:
-                at = raw.count
+                return String(out)
             }
         }
-        return String(out)
     }
+
+    private static func escape(_ byte: UInt8) -> Unicode.Scalar { Unicode.Scalar(base + UInt32(byte))! }
 
     /// The byte an escape scalar stands for; nil for every other scalar.
     public static func rawByte(_ scalar: Unicode.Scalar) -> UInt8? {
