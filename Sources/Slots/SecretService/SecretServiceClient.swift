@@ -113,7 +113,25 @@ final class SecretServiceClient {
     private static func connect(deadline: Deadline) throws(Failure) -> SecretServiceClient {
         let bus: BusConnection
         do { bus = try BusConnection.open(deadline: deadline) } catch { throw .bus(error) }
-        return SecretServiceClient(bus: bus, deadline: deadline)
+        let client = SecretServiceClient(bus: bus, deadline: deadline)
+        try client.waitUntilTheProviderKnowsThisConnection()
+        return client
+    }
+
+    /// A first call on the new connection, answered before anything else is sent.
+    ///
+    /// gnome-keyring (42.1) registers a new client from an idle callback. A call it handles before that
+    /// callback ran finds no client: `OpenSession` then answers with a null value and the daemon dies
+    /// (`GLib-ERROR: g_variant_new: expected GVariant of type 'v' but received value has type '(null)'`),
+    /// and a `Properties.Get` of a collection or item aborts it; under parallel clients this crashed it
+    /// within seconds, and the daemon started again on demand comes up locked. A `Peer.Ping` whose answer
+    /// is waited for lets that callback run first (docs/gnome-keyring-first-call-crash.md has the cause,
+    /// the measurements and a reproducer). One round trip per process; every provider's D-Bus library
+    /// answers `Peer` by itself, and one that does not is taken as answered.
+    private func waitUntilTheProviderKnowsThisConnection() throws(Failure) {
+        let reply = try callAll([Self.method(Self.servicePath, "org.freedesktop.DBus.Peer", "Ping")])[0]
+        if case .failure(.remote(let name, _)) = reply, name.hasPrefix("org.freedesktop.DBus.Error.Unknown") { return }
+        _ = try Self.values(reply)
     }
 
     // MARK: - The default collection
@@ -147,8 +165,8 @@ final class SecretServiceClient {
     /// `calls` (calls that do not name the default collection), with the `default` alias resolved in the same
     /// trip when it is not yet: one round trip fewer for the first operation. The provider answers a
     /// connection's calls in order, so an alias that resolves vouches for the calls after it; one that does
-    /// not (the first-call race above, or no default collection) is resolved on its own and the calls asked
-    /// again.
+    /// not (no default collection, or the first-call race above, which the Ping at connect time now keeps
+    /// away) is resolved on its own and the calls asked again.
     private func callAllResolvingAlias(_ calls: [BusCall]) throws(Failure) -> [Reply] {
         guard collectionPath == nil else { return try callAll(calls) }
         let replies = try callAll([Self.readAlias] + calls)

@@ -58,6 +58,32 @@ struct ReadAcrossThePromptTests {
         #expect(after == ["Get", "GetSecret"], "after the prompt the read asked the provider for \(after), not its item's attributes and secret alone")
     }
 
+    /// The first call of vaultctl's connection is a `Peer.Ping`, and nothing else goes to the provider before
+    /// its answer: gnome-keyring 42.1 dies when an `OpenSession` or `Properties.Get` of a new client reaches it
+    /// before it registered the client (docs/gnome-keyring-crash/).
+    @Test func theConnectionsFirstCallIsAPingAnsweredBeforeAnythingElse() throws {
+        let keyring = try SecretServiceInstance.start(.unlocked)
+        defer { keyring.stop() }
+        let sb = try Sandbox(keyring)
+        let name = sb.uniqueSlot("ping-first")
+        try sb.store(name, Array("v".utf8), mode: "sync")
+        let monitor = try BusMonitor(keyring, writingTo: "\(sb.root)/bus.log", format: "--profile")
+        let read = try sb.read(name)
+        #expect(read.status == 0, "\(read)")
+        try monitor.catchUpAndStop(after: "ListNames")
+
+        let lines = String(decoding: monitor.bytes, as: UTF8.self).split(separator: "\n")
+            .map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+        let reader = try #require(lines.first { $0.count >= 8 && $0[0] == "mc" && $0[7] == "OpenSession" }?[3], "no OpenSession seen")
+        let toProvider = lines.enumerated().filter { $0.element.count >= 8 && $0.element[0] == "mc" && $0.element[3] == reader
+            && $0.element[4] == "org.freedesktop.secrets" }
+        let first = try #require(toProvider.first, "no call from the reader")
+        #expect(first.element[6] == "org.freedesktop.DBus.Peer" && first.element[7] == "Ping", "first call: \(first.element)")
+        let answered = try #require(lines.firstIndex { $0.count >= 6 && $0[0] == "mr" && $0[4] == reader && $0[5] == first.element[2] },
+                                    "the Ping's answer is not on the bus")
+        #expect(toProvider.dropFirst().allSatisfy { $0.offset > answered }, "a call went out before the Ping's answer came back")
+    }
+
     /// Deleted by another program while the person typed: the read says the slot is empty (66) and prints
     /// nothing.
     @Test func anItemDeletedDuringThePromptIsNotRead() throws {
