@@ -10,7 +10,10 @@ extension Vault {
     /// Whether a store of `name` would replace something: a value in a slot, copies the record cannot
     /// tell apart, or a slot that could not be asked where the record says (or, unreadable, may say) a
     /// value is, or the device slot's own error says a file is.
-    static func replaces(_ held: LoadMode, recorded: ModeRecord.Lookup) -> Bool {
+    /// A record that names the other slot counts too: pointing it at `mode` changes which copy is the value
+    /// (a copy there that this process could not see, through a state folder or a bus of another's choosing).
+    static func replaces(_ held: LoadMode, recorded: ModeRecord.Lookup, storing mode: SlotMode) -> Bool {
+        if case .recorded(let named) = recorded, named != mode { return true }
         switch held {
         case .mode, .conflicting: return true
         case .none: return false
@@ -27,12 +30,12 @@ extension Vault {
         }
     }
 
-    /// Before `store`: asks PAM when the store would replace a value and the policy gates that
+    /// Before `store` into `mode`: asks PAM when the store would replace a value and the policy gates that
     /// (`gate.storeOver`, or `always`). Returns whether the slot was empty (pass it to `store` as
     /// `expectingEmpty`).
-    public func confirmStore(_ name: SlotName, always: Bool = false) throws(VaultError) -> Bool {
+    public func confirmStore(_ name: SlotName, mode: SlotMode, always: Bool = false) throws(VaultError) -> Bool {
         let (held, recorded) = try steadily { () throws(VaultError) in (try loadMode(name), try record.lookup(name)) }
-        guard Self.replaces(held, recorded: recorded) else { return true }
+        guard Self.replaces(held, recorded: recorded, storing: mode) else { return true }
         var gated = always
         if !gated { gated = try changeGates().storeOver }
         if gated {

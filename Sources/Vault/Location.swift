@@ -10,8 +10,10 @@ public enum LoadMode: Equatable, Sendable {
     /// be looked at safely; any slot when the record cannot be read), so the value may be there, or be
     /// another copy than the one that can be seen.
     case unknown(SlotError)
-    /// Both slots hold a copy and the record that says which one is the value cannot be read (or names
-    /// neither): vaultctl cannot tell, so it serves neither. `record`: the record's path; `detail`: why.
+    /// The record that says which copy is the value cannot be read (or has no entry), and there is more
+    /// than one copy (or the Secret Service, which may hold another, could not be asked): vaultctl cannot
+    /// tell which is the value, so it serves none. `record`: the record's path; `detail`: what the record
+    /// and the slots said ("cannot be read (…), and both slots hold a copy").
     case conflicting(record: String, detail: String)
 }
 
@@ -83,7 +85,7 @@ extension Vault {
             let inSync = ask(.sync)
             switch (inDevice, inSync) {
             case (.holds, .holds):
-                return .conflicting(record: record, detail: "it has no entry for this slot")
+                return .conflicting(record: record, detail: "has no entry for it, and both slots hold a copy")
             case (.holds(let locked), _): return .mode(.device, locked: locked)  // a sync slot that could not be asked: as before
             case (_, .holds(let locked)): return .mode(.sync, locked: locked)
             case (_, .unknown(let error)): return .unknown(error)
@@ -94,8 +96,10 @@ extension Vault {
             if case .unknown(let error) = inDevice { return .unknown(error) }
             let inSync = ask(.sync)
             switch (inDevice, inSync) {
+            case (.holds, .unknown(let error)):
+                return .conflicting(record: record, detail: "cannot be read (\(detail)), and the Secret Service, which may hold another copy, could not be asked (\(reason(error)))")
             case (_, .unknown(let error)): return .unknown(error)
-            case (.holds, .holds): return .conflicting(record: record, detail: "it cannot be read (\(detail))")
+            case (.holds, .holds): return .conflicting(record: record, detail: "cannot be read (\(detail)), and both slots hold a copy")
             case (.holds(let locked), _): return .mode(.device, locked: locked)
             case (_, .holds(let locked)): return .mode(.sync, locked: locked)
             default: return .none
@@ -121,7 +125,7 @@ extension Vault {
             return LocationStatus(slot: name, state: .none, mode: nil, message: "Slot '\(name)' holds no value.")
         case .conflicting(let path, let detail):
             return LocationStatus(slot: name, state: .unknown, mode: nil, message:
-                "Slot '\(name)' has a copy in both slots, and the mode record (\(path)) that says which one is the value \(detail.hasPrefix("it ") ? String(detail.dropFirst(3)) : detail); vaultctl cannot tell which.")
+                "vaultctl cannot tell which copy of slot '\(name)' is the value: the mode record (\(path)) that says so \(detail).")
         case .unknown(let e):
             return LocationStatus(slot: name, state: .unknown, mode: nil,
                                   message: Self.unknownText(name, e, recorded: recorded.mode, inDevice: inDevice, inSync: inSync))

@@ -5,8 +5,10 @@ extension Vault {
     public enum MoveOutcome: Equatable, Sendable {
         case moved(from: SlotMode)
         /// The value already was in the target slot; the record was brought up to date, and a leftover copy
-        /// in the other slot removed (`removedCopy`), one that held another value (`differed`) or not.
-        case alreadyThere(removedCopy: Bool, differed: Bool)
+        /// in the other slot removed (`removedCopy`), one that held another value (`differed`) or not; nil
+        /// when nothing was removed, or the copies were not compared (the policy lets deletes go without
+        /// PAM, and comparing reads both).
+        case alreadyThere(removedCopy: Bool, differed: Bool?)
     }
 
     /// Moves `name` to the `target` slot: pin the record to the source, write the target, read it back and
@@ -14,7 +16,7 @@ extension Vault {
     /// value: until the target is verified and recorded, the record points reads at the untouched source.
     ///
     /// The move reads the secret, so it passes the presence gate first. A value already in the target slot
-    /// moves nothing, so it asks nothing, unless a copy is left in the other slot (an interrupted store or
+    /// (and recorded there) moves nothing, so it asks nothing, unless a copy is left in the other slot (an interrupted store or
     /// move, a store while the collection was locked): removing that copy may lose a value, so it is gated
     /// as a delete is (`gate.delete`). What was let through without a prompt is done only if it still holds
     /// under the change lock (`changedMeanwhile`, 75, otherwise).
@@ -22,13 +24,15 @@ extension Vault {
         _ = try record.load()  // a record we cannot update stops the move before anything is written
         try record.checkLock()
         let other = slot(target == .device ? .sync : .device)
-        let (source, locked, leftover) = try steadily { () throws(VaultError) in
+        let (source, locked, leftover, recorded) = try steadily { () throws(VaultError) in
             let (source, locked) = try locate(name)
-            return (source, locked, source == target ? other.holding(name) : .empty)
+            return (source, locked, source == target ? other.holding(name) : .empty, try record.lookup(name))
         }
         var authorized = MoveAuthority.none
-        if source != target {
-            if locked {
+        // Pointing the record at the target slot when it names another (or none) changes which copy reads
+        // serve, should the other slot hold one this process cannot see: that is a move, asked for as one.
+        if source != target || recorded != .recorded(target) {
+            if locked && source != target {
                 throw .slot(.lockedValue(name))
             }
             // The prompt comes before the change lock, so a slow answer holds up no other store.
@@ -62,9 +66,12 @@ extension Vault {
         let (source, locked) = try locate(name)
         let other = slot(target == .device ? .sync : .device)
         if source == target {
+            if try record.lookup(name) != .recorded(target) {
+                guard case .move = authorized else { throw .changedMeanwhile(name) }
+            }
             guard case .holds(locked: false) = other.holding(name) else {
                 try record.set(name, target)
-                return .alreadyThere(removedCopy: false, differed: false)
+                return .alreadyThere(removedCopy: false, differed: nil)
             }
             // Finish what an interrupted move or store left: no copy stays behind in the other slot. The
             // copy may hold another value than the one kept, so it goes only with the person's (or the
@@ -75,7 +82,7 @@ extension Vault {
             case .move: verified = true  // the person allowed moving it here, which leaves no copy behind
             case .removeLeftover(let v): verified = v
             }
-            var differed = false
+            var differed: Bool?
             if verified {
                 do {
                     let kept = try slot(target).read(name)

@@ -74,7 +74,7 @@ public struct Vault: Sendable {
             throw .slot(.badSecretSize(secret.count))
         }
         return try serialized { () throws(VaultError) -> StoreOutcome in
-            if expectingEmpty, try Self.replaces(loadMode(name), recorded: record.lookup(name)) {
+            if expectingEmpty, try Self.replaces(loadMode(name), recorded: record.lookup(name), storing: mode) {
                 throw .changedMeanwhile(name)
             }
             return try storeLocked(name, secret, mode: mode)
@@ -117,7 +117,7 @@ public struct Vault: Sendable {
         case .mode(let mode, let locked): return (mode, locked)
         case .none: throw .slot(.empty(name))
         case .conflicting(let path, let detail):
-            throw .configuration(path: path, detail: "slot '\(name)' has a copy in both slots and this record, which says which one is the value, \(detail.hasPrefix("it ") ? String(detail.dropFirst(3)) : detail), so neither is used; restore the file from a backup, or move it aside and store the value again ('vaultctl store \(name)')")
+            throw .configuration(path: path, detail: "vaultctl cannot tell which copy of slot '\(name)' is the value: this record, which says so, \(detail); so none is used. Restore the record from a backup, or store the value again ('vaultctl store \(name)' replaces both copies; move a record that cannot be read aside first)")
         case .unknown(let error):
             switch error {
             case .serviceUnavailable, .locked: throw .couldNotLook(name, error)
@@ -168,8 +168,11 @@ public struct Vault: Sendable {
     @discardableResult
     public func delete(_ name: SlotName, expectingEmpty: Bool = false) throws(VaultError) -> StoreOutcome {
         try serialized { () throws(VaultError) -> StoreOutcome in
-            if expectingEmpty, try loadMode(name) != .none { throw .changedMeanwhile(name) }
-            return try deleteLocked(name)
+            guard expectingEmpty else { return try deleteLocked(name) }
+            // Asked nothing: so it changes nothing, not even the record (its entry may name a value that this
+            // process cannot see, through a state folder or a bus of another's choosing).
+            guard try loadMode(name) == .none else { throw .changedMeanwhile(name) }
+            throw .slot(.empty(name))
         }
     }
 

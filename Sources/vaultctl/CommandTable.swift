@@ -264,14 +264,14 @@ enum CommandTable {
                 discussion: """
                 Stores git's password in slot git_PROTOCOL_USER@HOST (characters other than letters, digits, \
                 '.' and '-' as +HH), in the device slot unless the helper was configured with --mode sync \
-                ('credential.helper "vaultctl --mode sync"'). The path is not part of the name.
+                ('credential.helper "vaultctl --mode sync"'). The path is not part of the name. A slot that                 holds a value is kept as it is (replacing one needs your password: git's reject erases it first).
                 """,
                 positionals: 0...0, options: [credentialModeOption], run: CredentialCommand.store),
         Command(kind: .credentialErase, synopsis: "credential erase [--mode device|sync]",
                 abstract: "git credential helper: forget the credential git rejected, if it matches.",
                 discussion: """
                 Deletes slot git_PROTOCOL_USER@HOST (every user's, when git names none) only when it holds the \
-                password git rejected (compared inside vaultctl, never printed, after PAM); a newer value stays.
+                password git rejected (compared inside vaultctl, never printed, after PAM); a newer value stays.                 Without a password from git, nothing is erased.
                 """,
                 positionals: 0...0, options: [credentialModeOption], run: CredentialCommand.erase),
     ]

@@ -114,13 +114,14 @@ enum Entrypoint {
         }
         var lines = [entry(kind, parsed, context, result: failure == nil ? context.auditedResult ?? result : result,
                            reason: failure?.message ?? context.auditedSubject)]
-        if failure == nil && !context.auditedSlots.isEmpty {
-            lines = context.auditedSlots.map { slot, word in
-                var line = lines[0]
+        if !context.auditedSlots.isEmpty {
+            // What was done slot by slot before (or without) a failure, then the failure's own line.
+            let done = context.auditedSlots.map { slot, word in
+                var line = entry(kind, parsed, context, result: word, reason: nil)
                 line.slot = slot.rawValue
-                line.result = word
                 return line
             }
+            lines = failure == nil ? done : done + lines
         }
         // `lock` never waits behind another writer of the log: locking is what matters, the line is extra.
         for line in lines {

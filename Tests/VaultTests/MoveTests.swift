@@ -166,22 +166,33 @@ import Slots
 
         let outcome = try f.vault.move(api, to: target)
 
-        #expect(outcome == .alreadyThere(removedCopy: false, differed: false))
+        #expect(outcome == .alreadyThere(removedCopy: false, differed: nil))
         #expect(f.gate.calls == 0)
         #expect(f.log.changes.isEmpty)
         #expect(!f.log.entries.contains { $0.contains(".read ") })
         #expect(f.slot(target).value(of: api) == "the secret")
     }
 
-    @Test func moveAlreadyThereBringsStaleRecordUpToDate() throws {
+    @Test func moveAlreadyThereBringsStaleRecordUpToDateAfterTheGate() throws {
+        // Pointing the record at another slot changes which copy reads serve: a move, asked for as one.
         f.device.seed(api, "the secret")
         try f.given(api, recordedAs: .sync)
 
         let outcome = try f.vault.move(api, to: .device)
 
-        #expect(outcome == .alreadyThere(removedCopy: false, differed: false))
-        #expect(f.gate.calls == 0)
+        #expect(outcome == .alreadyThere(removedCopy: false, differed: nil))
+        #expect(f.gate.reasons == ["move slot 'api' to the device slot"])
         #expect(f.log.changes == ["record api=device"])
+    }
+
+    @Test func moveAlreadyThereLeavesTheRecordWhenTheGateRefuses() throws {
+        f.device.seed(api, "the secret")
+        try f.given(api, recordedAs: .sync)
+        f.gate.passes = false
+
+        #expect(throws: VaultError.self) { try f.vault.move(api, to: .device) }
+        #expect(f.log.changes.isEmpty)
+        #expect(try f.record.mode(of: api) == .sync)
     }
 
     @Test func moveAlreadyThereRemovesALeftoverCopyFromTheOtherSlotAfterTheGate() throws {
@@ -224,9 +235,9 @@ import Slots
 
         let outcome = try f.vault.move(api, to: .sync)
 
-        #expect(outcome == .alreadyThere(removedCopy: false, differed: false))
+        #expect(outcome == .alreadyThere(removedCopy: false, differed: nil))
         #expect(try f.record.mode(of: api) == .sync)
-        #expect(f.gate.calls == 0)
+        #expect(f.gate.calls == 1, "writing a record entry is pointing it at a slot")
     }
 
     // MARK: Refused before anything is read or written

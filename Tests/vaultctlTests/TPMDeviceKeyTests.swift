@@ -414,6 +414,60 @@ struct TPMDeviceKeyTests {
         #expect(r.status == 0 && r.stdout == TestData.textSecret(name), "\(r)")
     }
 
+    /// A key sealed by a vaultctl before the noDA templates (its seed under the older, DA-protected primary)
+    /// still opens, and, being DA-protected, is refused with 75 and the time to wait while the TPM is in
+    /// lockout. Made here with tpm2-tools: the seed of a new key unsealed, then sealed again under the
+    /// older template, and the key file put back together around it.
+    @Test func aKeySealedUnderTheOlderTemplateStillOpens() throws {
+        let tpm = try SoftwareTPM.start()
+        defer { tpm.stop() }
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("legacy")
+        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
+        try #require(s.status == 0, "\(s)")
+        let keyPath = "\(sb.stateFolder)/device.tpm2"
+        let file = try #require(FileBytes.read(keyPath))
+        let parts = Self.tpmParts(file)
+        try #require(parts.count == 3)
+        let work = try Fixtures.makeFolder("legacy")
+        try #require(FileBytes.write("\(work)/pub", parts[1]) && FileBytes.write("\(work)/priv", parts[2]))
+        func run(_ tool: String, _ args: [String]) throws -> ProcessResult {
+            let r = tpm.tool(tool, args)
+            _ = tpm.tool("tpm2_flushcontext", ["-t"])
+            try #require(r.status == 0, "\(tool): \(r)")
+            return r
+        }
+        let template = ["-C", "o", "-g", "sha256", "-G", "ecc256:aes128cfb"]
+        _ = try run("tpm2_createprimary", template + ["-a", "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|decrypt", "-c", "\(work)/new.ctx"])
+        _ = try run("tpm2_load", ["-C", "\(work)/new.ctx", "-u", "\(work)/pub", "-r", "\(work)/priv", "-c", "\(work)/object.ctx"])
+        let seed = try run("tpm2_unseal", ["-c", "\(work)/object.ctx"]).stdout
+        try #require(seed.count == 32 && FileBytes.write("\(work)/seed", seed))
+        _ = try run("tpm2_createprimary", template + ["-a", "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|restricted|decrypt", "-c", "\(work)/old.ctx"])
+        _ = try run("tpm2_create", ["-C", "\(work)/old.ctx", "-a", "fixedtpm|fixedparent|userwithauth", "-i", "\(work)/seed",
+                                    "-u", "\(work)/old.pub", "-r", "\(work)/old.priv"])
+        let printed = try run("tpm2_readpublic", ["-c", "\(work)/old.ctx", "-o", "\(work)/old-primary.pub"])
+        let nameHex = try #require(printed.stdoutText.split(separator: "\n").first { $0.hasPrefix("name: ") }).dropFirst(6)
+        var name2b: [UInt8] = [0, UInt8(nameHex.count / 2)]
+        var digits = Substring(nameHex)
+        while digits.count >= 2 { name2b.append(UInt8(digits.prefix(2), radix: 16)!); digits = digits.dropFirst(2) }
+        let oldPub = try #require(FileBytes.read("\(work)/old.pub")), oldPriv = try #require(FileBytes.read("\(work)/old.priv"))
+        let header = Array(file[0..<(8 + 16 + 32)])
+        try #require(FileBytes.write(keyPath, header + name2b + oldPub + oldPriv, mode: 0o600))
+
+        let r = try sb.vaultctl(["read", name], overriding: Self.using(tpm))
+        #expect(r.status == 0 && r.stdout == TestData.textSecret(name), "the older key opens: \(r)")
+
+        // DA-protected: a lockout from another program's failure refuses it, saying how long to wait.
+        _ = try run("tpm2_dictionarylockout", ["-s", "-n", "1", "-t", "120", "-l", "120"])
+        _ = try run("tpm2_create", ["-C", "\(work)/old.ctx", "-p", "right", "-i", "\(work)/seed", "-u", "\(work)/da.pub", "-r", "\(work)/da.priv"])
+        _ = try run("tpm2_load", ["-C", "\(work)/old.ctx", "-u", "\(work)/da.pub", "-r", "\(work)/da.priv", "-c", "\(work)/da.ctx"])
+        let wrong = tpm.tool("tpm2_unseal", ["-c", "\(work)/da.ctx", "-p", "wrong"])
+        #expect(wrong.status != 0)
+        _ = tpm.tool("tpm2_flushcontext", ["-t"])
+        let locked = try sb.vaultctl(["read", name], overriding: Self.using(tpm))
+        #expect(locked.status == 75 && locked.stderr.contains("try again in 120 s"), "\(locked)")
+    }
+
     /// Reads followed by unclean TPM shutdowns (swtpm killed: a crash, a power cut, a killed VM) count no
     /// failure: the key still opens after four of them (swtpm's defaults lock out after three), and the
     /// TPM's lockout counter stays 0.

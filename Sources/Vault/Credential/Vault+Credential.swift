@@ -10,7 +10,10 @@ extension Vault {
     /// holds a value. Each comparison and its delete happen in one hold of the change lock, so a value
     /// stored meanwhile is compared, never deleted unseen. Without a password (git sends one with every
     /// reject) nothing is read or deleted.
-    public func eraseCredential(_ names: [SlotName], matching password: SecretBytes?) throws(VaultError) -> (touched: [SlotName], erased: [SlotName]) {
+    /// `compared` is told each slot's outcome as it happens (erased or not), so a failure at a later slot
+    /// still leaves a record of the earlier ones.
+    public func eraseCredential(_ names: [SlotName], matching password: SecretBytes?,
+                                compared: (SlotName, _ erased: Bool) -> Void = { _, _ in }) throws(VaultError) -> (touched: [SlotName], erased: [SlotName]) {
         guard let password else { return ([], []) }
         var held: [SlotName] = []
         try steadily { () throws(VaultError) in
@@ -18,7 +21,7 @@ extension Vault {
                 switch try loadMode(name) {
                 case .none: continue
                 case .mode: held.append(name)
-                case .conflicting(let path, let detail): throw .configuration(path: path, detail: "slot '\(name)': \(detail)")
+                case .conflicting(let path, let detail): throw .configuration(path: path, detail: "vaultctl cannot tell which copy of slot '\(name)' is the value: this record \(detail)")
                 case .unknown(let error):
                     switch error {
                     case .serviceUnavailable, .locked: throw .couldNotLook(name, error)
@@ -30,8 +33,10 @@ extension Vault {
         guard !held.isEmpty else { return ([], []) }
         try gate.verify(reason: "erase the credential git rejected (\(held.map { "'\($0)'" }.joined(separator: ", ")))")
         var erased: [SlotName] = []
-        for name in held where try serialized({ () throws(VaultError) -> Bool in try eraseLocked(name, matching: password) }) {
-            erased.append(name)
+        for name in held {
+            let gone = try serialized { () throws(VaultError) -> Bool in try eraseLocked(name, matching: password) }
+            if gone { erased.append(name) }
+            compared(name, gone)
         }
         return (held, erased)
     }
@@ -43,7 +48,7 @@ extension Vault {
         switch try loadMode(name) {
         case .mode(let m, _): mode = m
         case .none: return false
-        case .conflicting(let path, let detail): throw .configuration(path: path, detail: "slot '\(name)': \(detail)")
+        case .conflicting(let path, let detail): throw .configuration(path: path, detail: "vaultctl cannot tell which copy of slot '\(name)' is the value: this record \(detail)")
         case .unknown(let error): throw .couldNotLook(name, error)
         }
         guard try holds(name, in: mode, exactly: password) else { return false }

@@ -11,24 +11,52 @@ extension Vault {
     /// Stores a new random recovery code in place of any old one. The code is not shown.
     ///
     /// Replacing a code is a store over a value (PAM unless `gate.storeOver` is false). Replacing one the
-    /// person marked as written down (a copied mark is there) needs `replace` and PAM whatever the policy
-    /// says: that code is the one way back into an account. The mark belongs to a code, not to the slot: a
-    /// mark left from an earlier code (a `generate` cut short, a record of another vault) does not count,
-    /// and one that cannot be checked counts. It is removed once the new code is in, when it was this code's.
+    /// person marked as written down needs `replace` and PAM whatever the policy says: that code is the one
+    /// way back into an account. The mark belongs to a code, not to the slot: a mark left from an earlier
+    /// code (a `generate --replace` cut short) does not count. When the code cannot be told from the mark
+    /// without reading it (a device code whose sealed form changed since: sealed again, moved, or marked by
+    /// an older vaultctl), it is read after PAM and compared. The mark is removed once the new code is in,
+    /// when it was the replaced code's.
     public func generateRecoveryCode(mode: SlotMode, replace: Bool = false, mark: CopiedMark? = nil) throws(VaultError) -> StoreOutcome {
-        var marked = false
-        if let mark, try mark.isPresent() {
-            marked = try recoveryStatus(mark: mark).copied ?? true
-        }
         let held = try steadily { () throws(VaultError) in try loadMode(RecoveryCode.slot) }
-        if marked && held != .none && !replace {
+        var marked = false
+        var verified = false
+        if let mark, held != .none, try mark.isPresent() {
+            switch try markState(mark) {
+            case .marked: marked = true
+            case .notMarked: marked = false
+            case .uncertain:
+                try gate.verify(reason: "replace the recovery code (first, whether it is the one marked as written down)")
+                verified = true
+                let code = try steadily { () throws(VaultError) -> SecretBytes in
+                    try readAfterGate(RecoveryCode.slot, from: try locate(RecoveryCode.slot).mode)
+                }
+                marked = try mark.matches(code)
+            }
+        }
+        if marked && !replace {
             throw .needsOption("The recovery code in slot '\(RecoveryCode.slot)' is marked as written down; replacing it makes the copy you wrote down useless. If that is what you want, run 'vaultctl recovery generate --replace' (it asks for your password).")
         }
-        let wasEmpty = try confirmStore(RecoveryCode.slot, always: marked)
+        let wasEmpty = verified ? false : try confirmStore(RecoveryCode.slot, mode: mode, always: marked)
         let code = RecoveryCode.generate()
         let outcome = try store(RecoveryCode.slot, code, mode: mode, expectingEmpty: wasEmpty)
         if marked { try mark?.clear() }
         return outcome
+    }
+
+    /// Whether the mark was made for the code in the slot, as far as can be told without reading a device
+    /// code: a device code by its sealed file's tag (a match is certain; a mismatch may be the same code
+    /// sealed again), a sync code by comparing it inside this process.
+    private enum MarkState { case marked, notMarked, uncertain }
+
+    private func markState(_ mark: CopiedMark) throws(VaultError) -> MarkState {
+        let location = try status(RecoveryCode.slot)
+        guard let mode = location.mode else { return location.state == .none ? .notMarked : .uncertain }
+        if let tag = slot(mode).storedTag(of: RecoveryCode.slot) {
+            return try mark.matches(storedTag: tag) ? .marked : .uncertain
+        }
+        guard mode == .sync, let code = try? slot(mode).read(RecoveryCode.slot) else { return .uncertain }
+        return try mark.matches(code) ? .marked : .notMarked
     }
 
     /// Location status plus the copied mark. Nothing is decrypted and no device key is opened (a status

@@ -5,7 +5,8 @@ import Slots
 import Vault
 
 /// `vaultctl credential get|store|erase`: git's credential helper protocol over the vault. `get` is a gated
-/// read and prints only `username` and `password`; `store` keeps git's password in the credential's slot;
+/// read and prints only `username` and `password`; `store` keeps git's password in the credential's slot
+/// when it is empty (never over a value);
 /// `erase` deletes it only when it holds the password git rejected (a comparison that reads the value, so
 /// it asks PAM first, as `get` does).
 enum CredentialCommand {
@@ -40,11 +41,19 @@ enum CredentialCommand {
         context.auditedSlot = name
         let mode = SlotMode(rawValue: args.options["mode"] ?? "device")!
         let vault = try context.vault()
+        // git runs this after every successful use, with the password the remote just accepted: it fills an
+        // empty slot and never replaces a value (which would need a password: a store over a value). A
+        // password that changed reaches the slot through git's reject (erase, gated), then this store.
         do {
-            if let warning = try vault.store(name, password, mode: mode).warning {
+            if let warning = try vault.store(name, password, mode: mode, expectingEmpty: true).warning {
                 Output.message("warning: \(warning)")
             }
         } catch {
+            if case .changedMeanwhile = error {
+                context.auditedResult = "kept"
+                context.auditedSubject = "a value is stored already; credential store never replaces one"
+                return
+            }
             throw ErrorReport.failure(error)
         }
     }
@@ -68,11 +77,12 @@ enum CredentialCommand {
             return
         }
         do {
-            let (touched, erased) = try vault.eraseCredential(names, matching: request.password)
-            // One line for each slot it compared: "erased", or "kept" (it held another password).
-            if !touched.isEmpty {
-                context.auditedSlots = touched.map { ($0, erased.contains($0) ? "erased" : "kept") }
-            } else {
+            // One line for each slot it compared: "erased", or "kept" (it held another password); written
+            // as each is done, so a failure at a later slot leaves the earlier ones logged too.
+            let (touched, _) = try vault.eraseCredential(names, matching: request.password) { name, erased in
+                context.auditedSlots.append((name, erased ? "erased" : "kept"))
+            }
+            if touched.isEmpty {
                 context.auditedResult = "kept"
                 context.auditedSubject = "no credential stored for it"
             }

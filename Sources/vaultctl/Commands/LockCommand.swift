@@ -25,8 +25,8 @@ enum LockCommand {
                 Output.message("the vault is locked; the Secret Service's default collection was locked already, and 'vaultctl unlock' leaves it as it is.")
             }
         } catch {
-            // Written down but not locked: nothing for unlock to undo.
-            if recorded { try? context.keyringLockRecord.clear() }
+            // The record (if written) stays: the provider may have locked it before the call failed (one that
+            // crashed mid-call comes back locked), and unlocking a collection that is not locked changes nothing.
             Output.message("the vault is locked; the Secret Service collection was not locked: \(SlotErrorText.describe(error))")
         }
     }

@@ -18,11 +18,14 @@ enum MoveCommand {
             }
             switch outcome {
             case .alreadyThere(let removedCopy, let differed):
-                Output.err(!removedCopy
-                    ? "vaultctl: slot '\(name)' already is in the \(target.rawValue) slot; nothing moved.\n"
-                    : differed
-                    ? "vaultctl: slot '\(name)' already is in the \(target.rawValue) slot; removed the copy left in the other slot, which held another value.\n"
-                    : "vaultctl: slot '\(name)' already is in the \(target.rawValue) slot; removed the leftover copy from the other slot.\n")
+                let said: String
+                switch (removedCopy, differed) {
+                case (false, _): said = "nothing moved"
+                case (true, true?): said = "removed the copy left in the other slot, which held another value"
+                case (true, false?): said = "removed the leftover copy from the other slot (the same value)"
+                case (true, nil): said = "removed the copy left in the other slot (not compared: the policy lets deletes go without a password)"
+                }
+                Output.err("vaultctl: slot '\(name)' already is in the \(target.rawValue) slot; \(said).\n")
             case .moved:
                 break
             }

@@ -14,7 +14,7 @@ enum StoreCommand {
         let vault = try context.vault()
         // Replacing a value asks for the password first (gate.storeOver); a wrong one leaves the old value.
         var wasEmpty: Bool
-        do { wasEmpty = try vault.confirmStore(name) } catch { throw ErrorReport.failure(error) }
+        do { wasEmpty = try vault.confirmStore(name, mode: mode) } catch { throw ErrorReport.failure(error) }
         let secret: SecretBytes
         if let piped { secret = piped } else { secret = try readNewSecret(for: name) }
         var outcome: Vault.StoreOutcome
@@ -22,7 +22,7 @@ enum StoreCommand {
             do { outcome = try vault.store(name, secret, mode: mode, expectingEmpty: wasEmpty) } catch {
                 // A parallel store put a value there since it looked: now it is a replacement, asked for as one.
                 guard case .changedMeanwhile = error else { throw error }
-                wasEmpty = try vault.confirmStore(name)
+                wasEmpty = try vault.confirmStore(name, mode: mode)
                 outcome = try vault.store(name, secret, mode: mode, expectingEmpty: wasEmpty)
             }
         } catch {

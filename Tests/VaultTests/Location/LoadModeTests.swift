@@ -67,8 +67,22 @@ import Slots
         #expect(path.hasSuffix("/modes.json"))
     }
 
-    @Test func loadModeWithAnUnreadableRecordIsUnknownWhenASlotCannotBeAsked() throws {
+    @Test func loadModeWithAnUnreadableRecordAndAnUnaskedSyncSlotServesNoDeviceCopy() throws {
+        // The Secret Service may hold a newer copy, and the record that would say so cannot be read.
         f.device.seed(api, "device copy")
+        f.sync.unavailable = .serviceUnavailable("no bus")
+        let config = f.folder.appending("config")
+        try SecureFile.ensurePrivateFolder(config)
+        try SecureFile.write("\(config)/modes.json", Array("not json".utf8))
+
+        guard case .conflicting(_, let detail) = try f.vault.loadMode(api) else {
+            Issue.record("expected conflicting")
+            return
+        }
+        #expect(detail.contains("could not be asked (no bus)"))
+    }
+
+    @Test func loadModeWithAnUnreadableRecordIsUnknownWhenNoSlotHoldsACopyAndOneCannotBeAsked() throws {
         f.sync.unavailable = .serviceUnavailable("no bus")
         let config = f.folder.appending("config")
         try SecureFile.ensurePrivateFolder(config)

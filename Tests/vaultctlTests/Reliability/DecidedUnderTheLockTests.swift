@@ -76,11 +76,18 @@ struct DecidedUnderTheLockTests {
         let sb = try Sandbox()
         let name = sb.uniqueSlot("bank")
         try sb.store(name, Array("real-device-secret".utf8))
-        // Empty state there, so this first store asks nothing: the record now says sync.
+        // The plant through an empty state folder (where this store would replace nothing) is a store that
+        // points the record away from the device slot: it asks, and the attacker's askpass declines.
         let elsewhere = try Fixtures.makeFolder("elsewhere")
         let planted = try sb.vaultctl(["store", name, "--mode", "sync"], stdin: .text("planted"), askpass: .declining,
                                       overriding: ["XDG_STATE_HOME": elsewhere])
-        try #require(planted.status == 0, "\(planted)")
+        #expect(planted.status == 77, "\(planted)")
+        #expect(sb.recordedMode(name) == "device")
+        // The state that plant used to leave, made by hand: another value in the keyring, the record on it.
+        let put = sb.secretTool(["store", "--label", "vaultctl: \(name)", "xdg:schema", "org.vaultctl.Slot", "slot", name],
+                                stdin: .text("planted"))
+        try #require(put.status == 0, "\(put)")
+        try #require(FileText.write("\(sb.configFolder)/modes.json", "{\"slots\":{\"\(name)\":\"sync\"},\"version\":1}", mode: 0o600))
         let before = try #require(FileBytes.read(sb.slotFile(name)))
 
         let attacker = try sb.vaultctl(["move", name, "--to", "sync"], askpass: .declining)
@@ -110,6 +117,21 @@ struct DecidedUnderTheLockTests {
         #expect(try sb.read(name).stdoutText == "same-value")
     }
 
+    /// With `gate.delete: false` the leftover goes without a prompt, and so without a comparison (it would read
+    /// both copies): `move` says it did not compare them rather than call them the same.
+    @Test func aRelaxedPolicyRemovesTheLeftoverWithoutSayingItMatched() throws {
+        let sb = try Sandbox()
+        try sb.relaxChangeGates()
+        let name = sb.uniqueSlot("relaxed-leftover")
+        try sb.store(name, Array("device-value".utf8))
+        let put = sb.secretTool(["store", "--label", "vaultctl: \(name)", "xdg:schema", "org.vaultctl.Slot", "slot", name],
+                                stdin: .text("another-value"))
+        try #require(put.status == 0, "\(put)")
+        let r = try sb.vaultctl(["move", name, "--to", "device"], askpass: .declining)
+        #expect(r.status == 0 && r.stderr.contains("not compared"), "\(r)")
+        #expect(sb.keyringValue(name).isEmpty)
+    }
+
     /// A recovery code marked as written down is not replaced, and its mark is not cleared, by a generate
     /// run against a state folder of the attacker's choosing.
     @Test func aWrittenDownRecoveryCodeKeepsItsMarkWhateverTheStateFolder() throws {
@@ -119,9 +141,33 @@ struct DecidedUnderTheLockTests {
         let code = try sb.vaultctl(["recovery", "show"])
         try #require(code.status == 0, "\(code)")
         let elsewhere = try Fixtures.makeFolder("elsewhere")
-        _ = try sb.vaultctl(["recovery", "generate"], askpass: .declining, overriding: ["XDG_STATE_HOME": elsewhere])
-        #expect(try DestructiveGateTests.copied(sb) == true, "the mark of the written-down code stays")
-        #expect(try sb.vaultctl(["recovery", "show"]).stdout == code.stdout, "and so does the code")
+        for mode in ["device", "sync"] {
+            let r = try sb.vaultctl(["recovery", "generate", "--mode", mode], askpass: .declining,
+                                    overriding: ["XDG_STATE_HOME": elsewhere])
+            if mode == "sync" {
+                #expect(r.status == 77, "pointing the record at another slot replaces the code there: \(r)")
+            }
+            #expect(try DestructiveGateTests.copied(sb) == true, "the mark of the written-down code stays (\(mode))")
+            #expect(try sb.vaultctl(["recovery", "show"]).stdout == code.stdout, "and so does the code (\(mode))")
+        }
+    }
+
+    /// A written-down device code sealed again (moved out and back) has another sealed form than the mark
+    /// recorded: it may be the same code, so it is read after the password and compared, and replacing it
+    /// still needs --replace.
+    @Test func aWrittenDownCodeSealedAgainStillNeedsReplace() throws {
+        let sb = try Sandbox()
+        #expect(try sb.vaultctl(["recovery", "generate"]).status == 0)
+        #expect(try sb.vaultctl(["recovery", "confirm-copied"]).status == 0)
+        let code = try sb.vaultctl(["recovery", "show"])
+        #expect(try sb.vaultctl(["move", "recovery-code", "--to", "sync"]).status == 0)
+        #expect(try sb.vaultctl(["move", "recovery-code", "--to", "device"]).status == 0)
+        let plain = try sb.vaultctl(["recovery", "generate"])
+        #expect(plain.status == 64 && plain.stderr.contains("--replace"), "\(plain)")
+        #expect(try sb.vaultctl(["recovery", "show"]).stdout == code.stdout, "the written-down code stays")
+        let replaced = try sb.vaultctl(["recovery", "generate", "--replace"])
+        #expect(replaced.status == 0, "\(replaced)")
+        #expect(try sb.vaultctl(["recovery", "show"]).stdout != code.stdout)
     }
 
     /// `recovery generate --replace` killed after the new code is stored, before it cleared the old code's

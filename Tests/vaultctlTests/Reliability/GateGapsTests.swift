@@ -51,6 +51,29 @@ struct GateGapsTests {
         #expect(lines.contains { $0.contains("\"\(bob)\"") && $0.contains(#""result":"erased""#) }, "\(lines)")
     }
 
+    /// `credential store` (git's call after a successful use) fills an empty slot and never replaces a value:
+    /// a program calling it directly cannot destroy a stored password without the password.
+    @Test func aCredentialStoreNeverReplacesAValue() throws {
+        let sb = try Sandbox()
+        let host = "\(sb.uniqueSlot("host")).example"
+        let slot = "git_https_alice@\(host)"
+        try sb.store(slot, Array("REALTOKEN".utf8))
+        let env = try sb.environment(askpass: .declining)
+        let r = ProcessRunner.run(Paths.vaultctl, ["credential", "store", "--mode", "sync"], environment: env,
+                                  stdin: .text("protocol=https\nhost=\(host)\nusername=alice\npassword=EVIL\n\n"))
+        #expect(r.status == 0, "git ignores a helper's store failures: \(r)")
+        let line = sb.auditFileLines.last ?? ""
+        #expect(line.contains(#""command":"credential store""#) && line.contains(#""result":"kept""#), "\(line)")
+        #expect(try sb.read(slot).stdoutText == "REALTOKEN")
+        #expect(sb.keyringValue(slot).isEmpty)
+        // An empty slot is filled, with no prompt.
+        let other = "git_https_bob@\(host)"
+        let fill = ProcessRunner.run(Paths.vaultctl, ["credential", "store"], environment: env,
+                                     stdin: .text("protocol=https\nhost=\(host)\nusername=bob\npassword=BOBTOKEN\n\n"))
+        #expect(fill.status == 0, "\(fill)")
+        #expect(try sb.read(other).stdoutText == "BOBTOKEN")
+    }
+
     // MARK: askpass answers that are no answer (point 9)
 
     /// An askpass program that prints nothing, an empty line, or closes its output and keeps running gives
@@ -151,6 +174,18 @@ struct GateGapsTests {
         #expect(r.status == 64, "\(r)")
         #expect(r.stderr.contains(#"'bad\xffname'"#), "\(r.stderr)")
         #expect(!r.stderr.contains("\u{FFFD}"), "\(r.stderr)")
+    }
+
+    /// Words passed on to a program keep their bytes: UTF-8 as it is, and bytes that are not UTF-8.
+    @Test func aSuppliedCommandGetsItsArgumentsByteForByte() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("args")
+        try sb.storeSuppliable(name, Array("s".utf8))
+        let consumer = try sb.makeConsumer()
+        let r = try sb.vaultctlCounted(["supply", name, "--", consumer.path, "Grüße", "/home/u/Документы"],
+                                       prefix: [Paths.tool("sh"), "-c", "exec \"$0\" \"$@\" \"$(printf 'bad\\377')\""])
+        #expect(r.status == 0, "\(r)")
+        #expect(consumer.arguments == Array("Grüße\n/home/u/Документы\nbad".utf8) + [0xFF, 0x0A], "\(consumer.arguments)")
     }
 
     /// An empty secret on standard input is refused at once, before a bus that never answers is asked.

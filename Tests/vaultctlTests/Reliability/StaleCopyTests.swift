@@ -72,6 +72,53 @@ struct StaleCopyTests {
         #expect(try sb.vaultctlCounted(["read", name]).stdoutText == "SET-AGAIN")
     }
 
+    /// Nothing that asks no password points the record at another copy, whatever state folder or bus it is
+    /// given: a `move` that sees the value "already there" through an empty state folder, or through a bus
+    /// with an empty keyring, asks for the password before it rewrites the record, and a `delete` that sees
+    /// nothing there changes nothing (not even the record's entry). The owner's reads keep the new value.
+    @Test func noUngatedCommandPointsTheRecordAtAnOlderCopy() throws {
+        let sb = try Sandbox()
+        let elsewhere = try Fixtures.makeFolder("elsewhere")
+        let emptyKeyring = try SecretServiceInstance.start(.unlocked)
+        defer { emptyKeyring.stop() }
+        // New value in the device slot, an older one left in the keyring (a store while the bus was away).
+        let x = sb.uniqueSlot("stale-x")
+        try InterruptedDeleteTests.newInDeviceOldInSync(sb, x)
+        let viaState = try sb.vaultctl(["move", x, "--to", "sync"], askpass: .declining, overriding: ["XDG_STATE_HOME": elsewhere])
+        #expect(viaState.status == 77, "\(viaState)")
+        #expect(sb.recordedMode(x) == "device")
+        #expect(try sb.readReliably(x).stdoutText == "NEW-value")
+
+        // New value in the keyring, an older one in the device slot (a sync store killed before its unlink).
+        try sb.relaxChangeGates()
+        let y = sb.uniqueSlot("stale-y")
+        try Self.killedSyncStore(sb, y)
+        try sb.writePolicy(#"{"version": 1}"#)
+        let viaBus = try sb.vaultctl(["move", y, "--to", "device"], askpass: .declining,
+                                     overriding: ["DBUS_SESSION_BUS_ADDRESS": emptyKeyring.busAddress])
+        #expect(viaBus.status == 77, "\(viaBus)")
+        #expect(sb.recordedMode(y) == "sync")
+        let viaBoth = try sb.vaultctl(["delete", y], askpass: .declining,
+                                      overriding: ["XDG_STATE_HOME": elsewhere, "DBUS_SESSION_BUS_ADDRESS": emptyKeyring.busAddress])
+        #expect(viaBoth.status == 66, "\(viaBoth)")
+        #expect(sb.recordedMode(y) == "sync", "the record's entry stays")
+        #expect(try sb.readReliably(y).stdoutText == "NEW-value")
+        let noBus = try sb.vaultctl(["read", y], overriding: Self.noBus)
+        #expect(noBus.status == 69 && noBus.stdout.isEmpty, "\(noBus)")
+    }
+
+    /// A damaged record, a device value, and no bus: the keyring may hold a newer copy, so the device copy is
+    /// not served, and the error names the record (78), the one thing the person can fix here.
+    @Test func aDamagedRecordWithoutTheBusNamesTheRecord() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("damaged-nobus")
+        try sb.store(name, Array("device-value".utf8))
+        try #require(FileText.write("\(sb.configFolder)/modes.json", "not json", mode: 0o600))
+        let r = try sb.vaultctl(["read", name], overriding: Self.noBus)
+        #expect(r.status == 78 && r.stdout.isEmpty && r.stderr.contains("modes.json"), "\(r)")
+        #expect(r.stderr.contains("could not be asked"), "\(r)")
+    }
+
     /// A damaged record and one copy: that copy is the value.
     @Test func aDamagedRecordWithOneCopyServesIt() throws {
         let sb = try Sandbox()
