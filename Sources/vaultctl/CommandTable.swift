@@ -1,3 +1,4 @@
+import Slots
 /// One command: the data the parser, the help screens and the dispatcher all read.
 struct Command: Sendable {
     let kind: CommandKind
@@ -22,6 +23,28 @@ struct Command: Sendable {
         self.positionals = positionals
         self.options = options + (kind.takesPasswordStdin ? [CommandTable.passwordStdinOption] : [])
         self.run = run
+    }
+}
+
+extension Command {
+    /// Checks the positional words the synopsis names before any gate runs (the vault lock, the rate
+    /// limit): a `SLOT` must be a valid slot name, a word like `on|off` one of its choices. So a usage error
+    /// is a usage error (64, nothing logged) even while the rate limit blocks or the vault is locked.
+    func checkPositionals(_ args: ParsedArguments) throws(CommandFailure) {
+        let words = synopsis.split(separator: " ").dropFirst(name.split(separator: " ").count)
+            .prefix { !$0.hasPrefix("[") && !$0.hasPrefix("-") }
+        for (placeholder, value) in zip(words, args.positionals) {
+            if placeholder == "SLOT" {
+                guard SlotName(value) != nil else {
+                    throw .usage("\(Quote.text(value)) is not a valid slot name: \(SlotName.rule).")
+                }
+            } else if placeholder.contains("|") && kind.isAudited {  // (the others check their own, with their own words)
+                let choices = placeholder.split(separator: "|").map(String.init)
+                guard choices.contains(value) else {
+                    throw .usage("'\(name)' takes \(choices.joined(separator: " or ")), not \(Quote.text(value)).")
+                }
+            }
+        }
     }
 }
 

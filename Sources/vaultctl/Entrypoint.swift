@@ -51,6 +51,7 @@ enum Entrypoint {
             return
         }
         let parsed = try ArgumentParser.parse(rest, for: command)
+        try command.checkPositionals(parsed)
         let passwordFromStandardInput = parsed.has(CommandTable.passwordStdinOption.name)
         if passwordFromStandardInput && Terminal.isTerminal(0) {
             throw .usage("--password-stdin reads a line from a pipe or file, but standard input is a terminal; leave the option out and vaultctl asks there with echo off.")

@@ -14,6 +14,27 @@ struct UsageTests {
         #expect(sb.wroteNothing)
     }
 
+    /// While the rate limit blocks gated commands, or the vault is locked, a usage error is still a usage
+    /// error: 64 with its own words, before any gate, and no audit line (issue 25, point 10).
+    @Test func usageErrorsComeBeforeTheGates() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("blocked")
+        try sb.store(name, Array("v".utf8))
+        for _ in 0..<3 { _ = try sb.read(name, askpass: .wrong) }
+        let blocked = try sb.read(name)
+        try #require(blocked.status == 75, "the rate limit blocks: \(blocked)")
+        let before = sb.auditFileLines.count
+        for args in [["read", "bad name"], ["delete", "a/b"], ["allow-supply", name, "maybe"], ["read", name, "--bogus"]] {
+            let r = try sb.vaultctl(args)
+            #expect(r.status == 64 && !r.stderr.contains("Too many failed attempts"), "\(args): \(r)")
+        }
+        #expect(sb.auditFileLines.count == before, "usage errors leave no audit line")
+        // `lock` also locks the Secret Service's collection: never the shared keyring's.
+        #expect(sb.vaultctlWithoutPAM(["lock"], overriding: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]).status == 0)
+        let locked = try sb.vaultctl(["read", "bad name"])
+        #expect(locked.status == 64 && !locked.stderr.contains("locked"), "\(locked)")
+    }
+
     @Test func noCommandIs64() throws {
         let sb = try Sandbox()
         let r = try sb.vaultctl([])
