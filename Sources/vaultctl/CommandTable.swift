@@ -155,11 +155,12 @@ enum CommandTable {
                 options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked")],
                 run: SupplyCommand.supply),
         Command(kind: .askpass, synopsis: "askpass SLOT [--if-locked CHECK] [--password-stdin] [--] [PROMPT]",
-                abstract: "Print a secret for SSH_ASKPASS / SUDO_ASKPASS / GIT_ASKPASS, after the supply checks.",
+                abstract: "Print a secret for SSH_ASKPASS or SUDO_ASKPASS, after the supply checks (git: the credential helper).",
                 discussion: """
                 The same checks as supply, then the secret on stdout. PROMPT (what the asking program passes) is \
                 shown beside the PAM password prompt and recorded nowhere. Put '--' before it in wrapper scripts, \
-                so a prompt that starts with '-' is not read as an option.
+                so a prompt that starts with '-' is not read as an option. Not for GIT_ASKPASS: git asks for the \
+                username first, and askpass refuses that prompt; use 'credential.helper vaultctl' instead.
                 """,
                 positionals: 1...2,
                 options: [.value("if-locked", "CHECK", "a shell command that exits 0 while the target is still locked")],
@@ -261,7 +262,7 @@ enum CommandTable {
                 abstract: "Show help for vaultctl or one command.",
                 discussion: "With --man, the manual page vaultctl(1) as roff, generated from the same table (read it with 'vaultctl help --man | man -l -').",
                 positionals: 0...2, options: [.flag("man", "write the manual page vaultctl(1) as roff instead")], run: HelpCommand.run),
-        Command(kind: .completion, synopsis: "completion bash|zsh|fish",
+        Command(kind: .completion, synopsis: "completion bash|zsh|fish [--slots]",
                 abstract: "Print the shell completion script for bash, zsh or fish.",
                 discussion: """
                 Generated from the same table as help. Load it with 'source <(vaultctl completion bash)' (make install \

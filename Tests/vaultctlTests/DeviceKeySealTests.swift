@@ -37,7 +37,7 @@ struct DeviceKeySealTests {
         }
         let seal = try sb.vaultctl(["device-key", "seal"], overriding: env)
         #expect(seal.status == 0, "\(seal)")
-        #expect(seal.stderr.contains("3 device slot(s) re-sealed"), "\(seal.stderr)")
+        #expect(seal.stderr.contains("3 device slots re-sealed"), "\(seal.stderr)")
         #expect(!Paths.exists("\(sb.stateFolder)/device.key"), "the machine-id key is removed last")
         #expect(Paths.exists("\(sb.stateFolder)/device.tpm2"))
         for (name, secret) in slots {

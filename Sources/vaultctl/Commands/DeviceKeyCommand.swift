@@ -18,7 +18,7 @@ enum DeviceKeyCommand {
         case .machineID?:
             message = "The device key is bound to this machine's id (/etc/machine-id): a restored backup does not open elsewhere, but a deliberate copy of the state folder to a machine with the same id does."
             if state.unfinished {
-                message += " A move under the TPM was started and not finished (\(state.machineIDSlots) slot(s) still under the machine-id key); run 'vaultctl device-key seal' again to finish it."
+                message += " A move under the TPM was started and not finished (\(Self.slots(state.machineIDSlots)) still under the machine-id key); run 'vaultctl device-key seal' again to finish it."
             } else if tpm != nil {
                 message += " A TPM is available (\(tpm!.tcti)): 'vaultctl device-key seal' moves the key under it."
             } else {
@@ -52,6 +52,9 @@ enum DeviceKeyCommand {
             return
         }
         let key = outcome.createdKey ? "a new TPM-sealed device key" : "the TPM-sealed device key an earlier run made"
-        Output.message("\(outcome.resealed) device slot(s) re-sealed under \(key)\(outcome.removedOldKey ? "; the machine-id key was removed" : "").")
+        Output.message("\(Self.slots(outcome.resealed, "device slot")) re-sealed under \(key)\(outcome.removedOldKey ? "; the machine-id key was removed" : "").")
     }
+
+    /// "1 slot", "3 slots" (or with another noun).
+    static func slots(_ count: Int, _ noun: String = "slot") -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
 }
