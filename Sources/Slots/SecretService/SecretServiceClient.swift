@@ -189,7 +189,11 @@ final class SecretServiceClient {
             case .libraryUnavailable(let why):
                 return .serviceUnavailable("vaultctl could not load libsystemd, which it talks to the session bus with, or a library it needs (\(why)); install libsystemd and what it depends on (Debian: libsystemd0)")
             case .noAddress:
-                return .serviceUnavailable("there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus is not there)")
+                // After `su -`, ssh or on a console there is often no session bus: say which variable is missing.
+                let runtime = getenv("XDG_RUNTIME_DIR").map { String(cString: $0) } ?? ""
+                return .serviceUnavailable(runtime.isEmpty
+                    ? "there is no D-Bus session bus (neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set, as after 'su -'; 'dbus-run-session -- bash' starts a shell with one)"
+                    : "there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and \(runtime)/bus is not there; 'dbus-run-session -- bash' starts a shell with one)")
             case .badAddress(let fromEnvironment):
                 return .serviceUnavailable(fromEnvironment
                     ? "DBUS_SESSION_BUS_ADDRESS is not a D-Bus address vaultctl can use"

@@ -58,7 +58,7 @@ public enum PasswordSource: Sendable {
                 }
                 return .success(s)
             case .failure(.couldNotRun(let p, let e)):
-                return .failure(.notAuthenticated("could not run the askpass program \(p) (error \(e)); check VAULT_ASKPASS"))
+                return .failure(.notAuthenticated("could not run the askpass program \(p) (\(String(cString: strerror(e)))); check VAULT_ASKPASS"))
             case .failure(.declined(let p, let code)):
                 return .failure(.notAuthenticated("the askpass program \(p) exited with status \(code), so nothing was answered"))
             case .failure(.noAnswer(let p, let seconds)):

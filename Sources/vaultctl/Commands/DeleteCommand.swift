@@ -24,6 +24,10 @@ enum DeleteCommand {
             }, stillHeld: { (try? vault.loadMode(name)) != LoadMode.none })
             if let warning = outcome.warning { Output.message("warning: \(warning).") }
         } catch {
+            // Nothing to delete is not an invitation to store something.
+            if case .slot(.empty) = error {
+                throw CommandFailure(code: .noInput, message: "Slot '\(name)' holds no value; nothing was deleted.")
+            }
             throw ErrorReport.failure(error)
         }
     }

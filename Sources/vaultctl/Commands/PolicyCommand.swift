@@ -26,6 +26,8 @@ enum PolicyCommand {
           nearby ranges: \(policy.nearbyRanges.map(\.description).joined(separator: ", "))
           rate limit:    \(r.failures) failures within \(r.windowSeconds) s block for \(r.blockSeconds) s
           supply allowed by default: \(policy.allowSupplyByDefault ? "yes" : "no")
+          askpass answer within: \(policy.askpassSeconds) s
+          password before a store over a value: \(policy.gates.storeOver ? "yes" : "no"); before a delete: \(policy.gates.delete ? "yes" : "no")
 
         """)
     }
