@@ -13,8 +13,11 @@ TEST_PACKAGES := libpam-wrapper gnome-keyring libsecret-tools dbus-daemon dbus l
                  openssh-client openssh-server iproute2 groff-base man-db bash zsh fish git python3 xvfb xclip xsel wl-clipboard sway \
                  python3-dbus python3-gi python3-cryptography keepassxc swtpm swtpm-tools tpm2-tools strace pamtester
 DEBIAN_PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
+# What `make demo` uses beyond the build: a private bus with gnome-keyring (gdbus checks it is up),
+# secret-tool for one step, pam_wrapper for the demo's PAM stack. Not the shells, sway or KeePassXC.
+DEMO_PACKAGES := libpam-wrapper gnome-keyring libsecret-tools dbus-daemon dbus libglib2.0-bin
 
-.PHONY: all deps build-deps build release dist test demo install uninstall clean fuzz bench bench-smoke sanitize
+.PHONY: all deps build-deps demo-deps build release dist test demo install uninstall clean fuzz bench bench-smoke sanitize
 
 # `make`: as yourself, the release binary and the files `make install` copies (into $(DIST)).
 all: release
@@ -23,7 +26,8 @@ all: release
 # Installs the Debian packages that are missing: deps for everything, build-deps for `make` only.
 deps: PACKAGES = $(DEBIAN_PACKAGES)
 build-deps: PACKAGES = $(BUILD_PACKAGES)
-deps build-deps:
+demo-deps: PACKAGES = $(BUILD_PACKAGES) $(DEMO_PACKAGES)
+deps build-deps demo-deps:
 	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing: $$missing"; \
@@ -68,8 +72,9 @@ test: deps
 	$(SWIFT) build
 	$(SWIFT) test
 
-# An unattended tour: store, list, gated read through a demo PAM stack, delete.
-demo: deps release
+# An unattended tour: store, list, gated read and delete through a demo PAM stack; it fails when a step does
+# not do what it shows (DemoTests runs it too).
+demo: demo-deps release
 	scripts/demo.sh "$(RELEASE_BIN)"
 
 # Benchmark (bench/run.py): the release binary (--static-swift-stdlib) against secret-tool, pass, age and
