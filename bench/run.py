@@ -713,7 +713,7 @@ class Bench:
         for key in ("read-sync", "read-sync-stdin"):
             expect(key, lambda o: o == self.values["sync-0000"], "the stored bytes")
         expect("st-lookup", lambda o: o == self.values["sync-0000"], "the stored bytes")
-        expect("status-dev", lambda o: b"cannot-leave-device" in o, "cannot-leave-device")
+        expect("status-dev", lambda o: b"on-this-device" in o or b"cannot-leave-device" in o, "on-this-device or cannot-leave-device")
         expect("status-sync", lambda o: b"in-slot" in o, "in-slot")
         out = expect("list", lambda o: True, "a listing")
         lines = [l for l in out.decode(errors="replace").splitlines() if "dev-" in l or "sync-" in l]

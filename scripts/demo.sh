@@ -50,7 +50,7 @@ echo
 step 0 "printf 'correct horse' | vaultctl store wifi              # device slot: sealed to this machine" store wifi 'correct horse'
 step 0 "printf 'ghp_demo_token' | vaultctl store github --mode sync  # an item in the Secret Service" store github ghp_demo_token --mode sync
 WANT=$'github\tsync' step 0 "vaultctl list" vaultctl list
-WANT="cannot leave this device" step 0 "vaultctl status wifi     # only what vaultctl can know; never prompts" vaultctl status wifi
+WANT="on-this-device" step 0 "vaultctl status wifi     # only what vaultctl can know; never prompts" vaultctl status wifi
 WANT="in-slot" step 0 "vaultctl status github" vaultctl status github
 echo
 WANT="correct horse" step 0 "VAULT_ASKPASS=./askpass vaultctl read wifi     # a fresh PAM authentication, then the secret" gated "$work/askpass" read wifi

@@ -22,8 +22,13 @@ public struct LocationStatus: Sendable, Equatable {
     public enum State: String, Sendable {
         /// The value is an item in the Secret Service. Delivery to other devices is never confirmed.
         case inSlot = "in-slot"
-        /// The value is in the device slot and only there, as far as could be checked. Certain.
+        /// The value is in the device slot and only there, as far as could be checked, under a key sealed by
+        /// this machine's TPM: no copy of it opens anywhere else. Certain.
         case cannotLeaveDevice = "cannot-leave-device"
+        /// The value is in the device slot and only there, as far as could be checked, under a key bound to
+        /// this machine's id (no TPM): a restored backup does not open elsewhere, but a deliberate copy of
+        /// the state folder to a machine that presents the same id does. Not "cannot leave this device".
+        case onThisDevice = "on-this-device"
         /// The device slot is empty and the Secret Service could not be asked.
         case unknown
         /// Both slots were asked and both are empty.
@@ -147,12 +152,16 @@ extension Vault {
             }
             return LocationStatus(slot: name, state: .inSlot, mode: mode, message: message, binding: binding)
         }
-        var message = "Slot '\(name)' is sealed to this machine and cannot leave this device."
+        // Only a key sealed by the TPM guarantees that no copy opens elsewhere; the machine id does not.
+        let sealedByTPM = binding == DeviceKeyBinding.tpm2.rawValue
+        var message = sealedByTPM ? "Slot '\(name)' is sealed to this machine and cannot leave this device."
+                                  : "Slot '\(name)' is in the device slot on this machine, not in the Secret Service."
         if let b = binding { message += " " + Self.bindingText(b) }
         if case .unknown(let e) = inSync {
             message += " A copy in the Secret Service is not ruled out: it could not be asked (\(Self.reason(e)))."
         }
-        return LocationStatus(slot: name, state: .cannotLeaveDevice, mode: mode, message: message, binding: binding)
+        return LocationStatus(slot: name, state: sealedByTPM ? .cannotLeaveDevice : .onThisDevice, mode: mode,
+                              message: message, binding: binding)
     }
 
     /// Why a status is "unknown": the slot that could not be asked, and what the other one holds.
@@ -180,7 +189,7 @@ extension Vault {
         case DeviceKeyBinding.tpm2.rawValue:
             return "Its key is sealed by this machine's TPM: it cannot be unsealed on any other machine, even from a copy of the state folder."
         default:
-            return "Its key is bound to this machine's id (/etc/machine-id): a restored backup does not open elsewhere, but a deliberate copy of the state folder to a machine with the same id does ('vaultctl device-key seal' moves it under a TPM)."
+            return "Its key is bound to this machine's id (/etc/machine-id): a restored backup does not open elsewhere, but a deliberate copy of the state folder to a machine with the same id does; 'vaultctl device-key seal' moves it under a TPM, after which no copy opens elsewhere."
         }
     }
 

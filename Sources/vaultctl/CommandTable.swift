@@ -97,10 +97,11 @@ enum CommandTable {
                 abstract: "Say where a secret is, as far as vaultctl can know. Never prompts.",
                 discussion: """
                 States: in-slot (an item in the Secret Service; whether it reaches other devices depends on the \
-                provider and is never confirmed), cannot-leave-device (sealed to this machine), unknown (the \
-                device slot is empty and the Secret Service could not be asked), none (both asked, both empty). \
-                For a device-slot value the message (and "binding" in JSON) says what binds its key here: tpm2 \
-                (sealed by the TPM) or machine-id. Exit 0 whenever it answered.
+                provider and is never confirmed), cannot-leave-device (in the device slot under a key sealed by \
+                this machine's TPM), on-this-device (in the device slot under a key bound to the machine id: a \
+                deliberate copy to a machine with the same id opens), unknown (the slot that would hold it could \
+                not be asked), none (both asked, both empty). For a device-slot value the message (and "binding" \
+                in JSON) says what binds its key here: tpm2 or machine-id. Exit 0 whenever it answered.
                 """,
                 positionals: 1...1, options: [.flag("json", "print JSON")], run: StatusCommand.run),
         Command(kind: .move, synopsis: "move SLOT --to device|sync [--password-stdin]",

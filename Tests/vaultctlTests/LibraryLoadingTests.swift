@@ -6,7 +6,7 @@ import Testing
 /// start-up cost after Swift's own), and a machine where they cannot be loaded still has its device slots,
 /// with a sync slot that says plainly what is missing (69). The dynamic loader itself is the witness:
 /// `LD_DEBUG=libs` makes it print every library it maps, to the process's standard error. (`status` of a
-/// device slot does reach the bus: it says "cannot leave this device" only after asking the Secret Service
+/// device slot does reach the bus: it says "on-this-device" only after asking the Secret Service
 /// for a copy.)
 @Suite("loading sd-bus, libgcrypt and libpam at first use")
 struct LibraryLoadingTests {
@@ -139,7 +139,7 @@ struct LibraryLoadingTests {
         #expect(read.stderr.split(separator: "\n").count == 1, "one line: \(read.stderr)")
 
         let status = try sb.vaultctl(["status", device], prefix: without)
-        #expect(status.status == 0 && status.stdoutText.hasPrefix("cannot-leave-device: "), "\(status)")
+        #expect(status.status == 0 && status.stdoutText.hasPrefix("on-this-device: "), "\(status)")
         #expect(try sb.read(device).stdout == TestData.binarySecret(device), "the value is as it was")
     }
 }

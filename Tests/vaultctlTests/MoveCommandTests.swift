@@ -38,7 +38,7 @@ struct MoveCommandTests {
         #expect(try sb.listed()[name] == ["device"])
         #expect(try sb.read(name).stdout == secret)
         let doc = try sb.status(name)
-        #expect(doc.state == "cannot-leave-device" && doc.mode == "device", "\(doc)")
+        #expect(doc.state == "on-this-device" && doc.mode == "device", "\(doc)")
     }
 
     /// Moving to where it already is: exit 0, and it says so; nothing changes.
@@ -119,6 +119,6 @@ struct MoveCommandTests {
         #expect(Paths.exists(sb.slotFile(name)))
         #expect(try sb.listed()[name] == ["device"])
         let doc = try sb.status(name)
-        #expect(doc.state == "cannot-leave-device" && doc.mode == "device", "\(doc)")
+        #expect(doc.state == "on-this-device" && doc.mode == "device", "\(doc)")
     }
 }

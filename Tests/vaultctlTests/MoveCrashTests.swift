@@ -59,7 +59,7 @@ struct MoveCrashTests {
             let intact = r.status == 0 && r.stdout == secret
             #expect(intact, "\(what) (\(run.killed ? "killed" : "finished")): read gave \(r), \(r.stdout.count) bytes")
             let doc = try sb.status(name)
-            let found = doc.state == "in-slot" || doc.state == "cannot-leave-device"
+            let found = doc.state == "in-slot" || doc.state == "on-this-device"
             #expect(found, "\(what): status must still find it: \(doc)")
             // A copy left in the keyring by an interrupted move must be the whole value too.
             let lookup = sb.secretToolLookup(name)
@@ -81,7 +81,7 @@ struct MoveCrashTests {
         #expect(last.status == 0 && last.stdout == secret, "after the final move: \(last)")
         let after = try sb.status(name)
         #expect(after.mode == target, "\(after)")
-        #expect(after.state == (target == "sync" ? "in-slot" : "cannot-leave-device"), "\(after)")
+        #expect(after.state == (target == "sync" ? "in-slot" : "on-this-device"), "\(after)")
         if target == "sync" {
             #expect(!Paths.exists(sb.slotFile(name)), "the device file is gone")
             let lookup = sb.secretToolLookup(name)

@@ -67,7 +67,7 @@ struct RecoveryCodeTests {
         #expect(Paths.exists(sb.slotFile("recovery-code")), "the default mode is device")
         let status1 = try sb.recoveryStatus()
         #expect(status1.slot == "recovery-code")
-        #expect(status1.state == "cannot-leave-device" && status1.mode == "device", "\(status1)")
+        #expect(status1.state == "on-this-device" && status1.mode == "device", "\(status1)")
         #expect(status1.copied == .some(false), "not copied yet: \(status1)")
 
         // Show authenticates first, like read.
@@ -129,7 +129,7 @@ struct RecoveryCodeTests {
         _ = try generate(sb, mode: "device", replacing: true)
         #expect(sb.secretToolLookup("recovery-code").stdout.isEmpty, "the old keyring code is gone")
         let rotated = try sb.recoveryStatus()
-        #expect(rotated.state == "cannot-leave-device" && rotated.copied == .some(false), "\(rotated)")
+        #expect(rotated.state == "on-this-device" && rotated.copied == .some(false), "\(rotated)")
         #expect(try show(sb) != code)
 
         expectNoFileHolds(code, under: sb.configFolder)

@@ -41,7 +41,7 @@ struct SlotSeparationTests {
         #expect(readY.status == 66, "\(readY)")
         #expect(readY.stdout.isEmpty)
         #expect(try other.status(y).state == "none")
-        #expect(try other.status(x).state == "cannot-leave-device")
+        #expect(try other.status(x).state == "on-this-device")
 
         // And the original sandbox still has both, each in its own slot.
         #expect(try sb.read(x).stdout == xValue)

@@ -79,7 +79,7 @@ struct TPMDeviceKeyTests {
         #expect(Paths.exists("\(sb.stateFolder)/device.key"))
         #expect(!Paths.exists("\(sb.stateFolder)/device.tpm2"))
         let doc = try sb.status(name)
-        #expect(doc.state == "cannot-leave-device" && doc.binding == "machine-id", "\(doc)")
+        #expect(doc.state == "on-this-device" && doc.binding == "machine-id", "\(doc)")
         #expect(doc.message.contains("bound to this machine's id") && doc.message.contains("a deliberate copy"), "\(doc)")
         #expect(!doc.message.contains("sealed by this machine's TPM"), "\(doc)")
         // A TPM being there now does not make an old machine-id key "sealed by the TPM".

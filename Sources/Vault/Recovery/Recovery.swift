@@ -70,7 +70,7 @@ extension Vault {
             return RecoveryStatus(location: location, copied: false)
         case .unknown:
             return RecoveryStatus(location: location, copied: nil)
-        case .inSlot, .cannotLeaveDevice:
+        case .inSlot, .cannotLeaveDevice, .onThisDevice:
             guard let mode = location.mode else { return RecoveryStatus(location: location, copied: nil) }
             if let tag = slot(mode).storedTag(of: RecoveryCode.slot) {
                 return RecoveryStatus(location: location, copied: try mark.matches(storedTag: tag))

@@ -25,6 +25,7 @@ final class FakeSlot: Slot, @unchecked Sendable {
     private var _namesError: SlotError?
     private var _garblesReads = false
     private var _placeDescription: String?
+    private var _bindingName: String?
 
     init(_ mode: SlotMode, log: OperationLog) {
         self.mode = mode
@@ -77,6 +78,13 @@ final class FakeSlot: Slot, @unchecked Sendable {
     var placeDescription: String? {
         get { locked { _placeDescription } }
         set { locked { _placeDescription = newValue } }
+    }
+
+    /// What `binding(of:)` answers for a held name (the device slot: "tpm2" or "machine-id"); nil keeps the
+    /// protocol's default answer, nil.
+    var bindingName: String? {
+        get { locked { _bindingName } }
+        set { locked { _bindingName = newValue } }
     }
 
     // MARK: Set-up and inspection (not logged)
@@ -174,6 +182,10 @@ final class FakeSlot: Slot, @unchecked Sendable {
     }
 
     private static func newTag() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
+
+    func binding(of name: SlotName) -> String? {
+        locked { values[name] == nil ? nil : _bindingName }
+    }
 
     func place(of name: SlotName) -> String? {
         let answer: String? = locked { values[name] == nil ? nil : _placeDescription }

@@ -78,10 +78,11 @@ import Slots
         #expect(f.gate.calls == 0)
     }
 
-    // MARK: cannot-leave-device
+    // MARK: cannot-leave-device, on-this-device
 
-    @Test func statusOfDeviceValueCannotLeaveDevice() throws {
+    @Test func statusOfADeviceValueSealedByTheTPMCannotLeaveDevice() throws {
         f.device.seed(api, "from device")
+        f.device.bindingName = "tpm2"
         try f.given(api, recordedAs: .device)
 
         let status = try f.vault.status(api)
@@ -92,6 +93,22 @@ import Slots
         #expect(status.message.contains("cannot leave this device"))
     }
 
+    /// Bound to the machine id, a copy of the state folder opens on a machine with the same id: the status
+    /// never says "cannot leave this device" for it, and its words say what does hold.
+    @Test(arguments: ["machine-id", nil] as [String?])
+    func statusOfADeviceValueWithoutTheTPMIsOnThisDevice(binding: String?) throws {
+        f.device.seed(api, "from device")
+        f.device.bindingName = binding
+        try f.given(api, recordedAs: .device)
+
+        let status = try f.vault.status(api)
+
+        #expect(status.state == .onThisDevice)
+        #expect(status.state.rawValue == "on-this-device")
+        #expect(!status.message.contains("cannot leave this device"), "\(status.message)")
+        if binding != nil { #expect(status.message.contains("a deliberate copy")) }
+    }
+
     @Test func statusIgnoresStaleRecord() throws {
         // The record says sync, but the value lives in the device slot.
         f.device.seed(api, "from device")
@@ -99,7 +116,7 @@ import Slots
 
         let status = try f.vault.status(api)
 
-        #expect(status.state == .cannotLeaveDevice)
+        #expect(status.state == .onThisDevice)
         #expect(status.mode == .device)
         #expect(f.log.changes.isEmpty, "status must not rewrite the record")
     }
@@ -111,7 +128,7 @@ import Slots
 
         let status = try f.vault.status(api)
 
-        #expect(status.state == .cannotLeaveDevice)
+        #expect(status.state == .onThisDevice)
         #expect(status.mode == .device)
         #expect(status.message.contains("no Secret Service provider"))
     }
@@ -264,7 +281,7 @@ import Slots
             messages[status.state] = status.message
         }
 
-        #expect(Set(messages.keys) == [.inSlot, .cannotLeaveDevice, .unknown, .none])
+        #expect(Set(messages.keys) == [.inSlot, .onThisDevice, .unknown, .none])
         // Not just different names in the same sentence: compare with the slot name taken out.
         let words = messages.values.map { $0.replacingOccurrences(of: "'api'", with: "") }
         #expect(Set(words).count == 4)

@@ -69,7 +69,7 @@ import Slots
 
         let status = try f.vault.recoveryStatus(mark: mark)
 
-        #expect(status.location.state == (mode == .sync ? .inSlot : .cannotLeaveDevice))
+        #expect(status.location.state == (mode == .sync ? .inSlot : .onThisDevice))
         #expect(status.copied == false)
     }
 
@@ -126,7 +126,7 @@ import Slots
 
         let status = try f.vault.recoveryStatus(mark: mark)
 
-        #expect(status.location.state == .cannotLeaveDevice)
+        #expect(status.location.state == .onThisDevice)
         #expect(status.copied == true)
     }
 

@@ -82,7 +82,7 @@ struct CrashStateTests {
         } else if state.sync {
             #expect(doc.state == "in-slot", "a value in the keyring may leave this device: \(doc)")
         } else if state.device {
-            #expect(doc.state == "cannot-leave-device", "\(doc)")
+            #expect(doc.state == "on-this-device", "\(doc)")
         }
         let listed = try sb.listedWithoutPAM()
         #expect(!listed.keys.contains { $0.hasPrefix(".") }, "temp files are never listed: \(listed)")

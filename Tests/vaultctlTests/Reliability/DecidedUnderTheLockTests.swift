@@ -65,7 +65,7 @@ struct DecidedUnderTheLockTests {
         #expect(r.status == 77, "moving it back needs the password, and this one declined: \(r)")
         #expect(sb.keyringValue(name).isEmpty, "the device-only value was handed back to the Secret Service")
         let status = try sb.statusObject(name)
-        #expect(status["state"] as? String == "cannot-leave-device", "\(status)")
+        #expect(status["state"] as? String == "on-this-device", "\(status)")
     }
 
     /// A copy left in the other slot is removed by `move` only after a password (gate.delete): it may hold

@@ -66,7 +66,9 @@ struct DeleteCrashTests {
             #expect(try sb.readReliably(name).status == 66)
             #expect(try sb.status(name).state == "none")
             #expect(sb.deviceFileSize(name) == nil && sb.keyringValue(name).isEmpty)
-            #expect(sb.recordedMode(name) == nil, "the record no longer names it")
+            // A delete that removed something tidies the record; one that found nothing asked nothing and so
+            // changes nothing, not even a record entry a kill left (its slots hold nothing: harmless).
+            if r.status == 0 { #expect(sb.recordedMode(name) == nil, "the record no longer names it") }
         }
         let listed = try sb.listedWithoutPAM()
         #expect(!listed.keys.contains { $0.hasPrefix(".") || names.contains($0) }, "\(listed.keys.sorted())")
@@ -179,7 +181,7 @@ struct DeleteCrashTests {
             } else if r.status == 0 && r.stdout == v {
                 report.note(deviceSize != nil && !keyring.isEmpty ? "kept in both slots" : "kept in one slot")
                 if !run.killed { report.problem("\(what): a delete that ran to the end leaves nothing to read") }
-                if statusState != "in-slot" && statusState != "cannot-leave-device" {
+                if statusState != "in-slot" && statusState != "on-this-device" {
                     report.problem("\(what) (\(state)): the value is readable, so status must find it: \(s.stdoutText) \(s.stderr)")
                 }
             } else {

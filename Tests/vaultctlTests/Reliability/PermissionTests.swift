@@ -231,7 +231,7 @@ struct PermissionTests {
         #expect(FileBytes.read(how.bytesPath(path)) == keyBytes, "the key was not replaced")
         // Status may look at the sealed file's header alone, or check the key too and say it cannot look.
         let doc = try sb.status(name)
-        if doc.state != "cannot-leave-device" {
+        if doc.state != "on-this-device" {
             #expect(doc.state == "unknown" && doc.message.contains(path) && doc.message.contains(how.reason), "\(doc)")
         }
         let list = sb.vaultctlWithoutPAM(["list"])

@@ -151,7 +151,7 @@ struct StoreCrashTests {
             if !run.killed && !isNew { report.problem("\(what): a finished store reads back its own value, not \(r)") }
             let s = sb.vaultctlWithoutPAM(["status", name, "--json"])
             let doc = try? StatusDocument.parse(s.stdout)
-            let found = s.status == 0 && (doc?.state == "in-slot" || doc?.state == "cannot-leave-device")
+            let found = s.status == 0 && (doc?.state == "in-slot" || doc?.state == "on-this-device")
             if !found { report.problem("\(what) (\(state)): status must still find it: \(s.stdoutText) \(s.stderr)") }
             report.mostTempFiles = max(report.mostTempFiles, sb.leftoverTempFiles().count)
             if isNew {
