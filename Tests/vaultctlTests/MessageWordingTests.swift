@@ -33,6 +33,19 @@ struct MessageWordingTests {
         #expect(r.stdoutText.contains("dbus-run-session") && !r.stdoutText.contains("$XDG_RUNTIME_DIR"), "\(r.stdoutText)")
     }
 
+    /// `credential get` for a host with nothing stored answers nothing, and its audit line says so instead
+    /// of "ok" (issue 25, point 12).
+    @Test func aCredentialGetWithNothingStoredIsAuditedAsSuch() throws {
+        let sb = try Sandbox()
+        let host = "\(sb.uniqueSlot("nohost")).example"
+        let r = ProcessRunner.run(Paths.vaultctl, ["credential", "get"], environment: try sb.environment(askpass: .declining),
+                                  stdin: .text("protocol=https\nhost=\(host)\n\n"))
+        #expect(r.status == 0 && r.stdout.isEmpty, "\(r)")
+        let line = sb.auditFileLines.last ?? ""
+        #expect(line.contains(#""command":"credential get""#) && line.contains(#""result":"nothing-stored""#), "\(line)")
+        #expect(line.contains(host), "\(line)")
+    }
+
     @Test func policyCheckShowsThePromptAndGateSettings() throws {
         let sb = try Sandbox()
         try sb.writePolicy(#"{"version": 1, "prompt": {"askpassSeconds": 30}, "gate": {"storeOver": false, "delete": true}}"#)

@@ -15,12 +15,18 @@ enum CredentialCommand {
         guard let scheme = request.scheme, let host = request.host else { return }
         let vault = try context.vault()
         guard let (name, username) = try pick(scheme: scheme, host: host, username: request.username, vault) else {
-            return  // nothing stored: an empty answer, so git asks the next helper
+            // Nothing stored: an empty answer, so git asks the next helper; the log says nothing was given.
+            context.auditedResult = "nothing-stored"
+            context.auditedSubject = "no credential stored for \(scheme)://\(host)"
+            return
         }
         context.auditedSlot = name
         let secret: SecretBytes
         do { secret = try vault.read(name) } catch {
-            if case .slot(.empty) = error { return }
+            if case .slot(.empty) = error {
+                context.auditedResult = "nothing-stored"
+                return
+            }
             throw ErrorReport.failure(error)
         }
         let answer = try answerText(username: username, password: secret, slot: name)
