@@ -215,8 +215,9 @@ final class SecretServiceClient {
                     return .serviceUnavailable("no Secret Service provider is running on the session bus (start gnome-keyring, KeePassXC's Secret Service integration, or another provider)")
                 case "org.freedesktop.Secret.Error.IsLocked":
                     return .locked("the collection is locked (while \(what)); unlock your keyring and try again")
-                case "org.freedesktop.DBus.Error.NoReply" where message.contains("disconnected"):
-                    // The bus daemon's words when the provider left the bus with the call unanswered.
+                case "org.freedesktop.DBus.Error.NoReply" where message.split(separator: " ").contains("disconnected"):
+                    // The bus daemon's words when the provider left the bus with the call unanswered. (Split into
+                    // words: String.contains(String) would link _StringProcessing, 2 MiB of regex engine.)
                     return .serviceUnavailable("the Secret Service provider stopped (crashed?) during the call, while \(what)"
                         + (changes ? " (the change may or may not have been made; check with 'vaultctl status')" : "")
                         + "; a provider started again on demand may come up locked")
