@@ -118,7 +118,12 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 PAMDIR ?= /etc/pam.d
+# The documents messages and the manual page refer to, and the policy template (a copy to start a
+# policy.json from) and the PAM stack as shipped.
+DOCDIR ?= $(PREFIX)/share/doc/vaultctl
+DOCS = README.md SECURITY.md CHANGELOG.md
 INSTALLED = $(BINDIR)/vaultctl $(BINDIR)/vaultctl-tpm $(BINDIR)/git-credential-vaultctl $(PAMDIR)/vaultctl $(MANDIR)/man1/vaultctl.1 \
+            $(addprefix $(DOCDIR)/,$(DOCS)) $(DOCDIR)/policy.json $(DOCDIR)/pam.d/vaultctl \
             $(BASHCOMPDIR)/vaultctl $(ZSHCOMPDIR)/_vaultctl $(FISHCOMPDIR)/vaultctl.fish
 
 install:
@@ -133,6 +138,9 @@ install:
 	install -D -m 0644 $(DIST)/vaultctl.bash $(DESTDIR)$(BASHCOMPDIR)/vaultctl
 	install -D -m 0644 $(DIST)/_vaultctl $(DESTDIR)$(ZSHCOMPDIR)/_vaultctl
 	install -D -m 0644 $(DIST)/vaultctl.fish $(DESTDIR)$(FISHCOMPDIR)/vaultctl.fish
+	for d in $(DOCS); do install -D -m 0644 $$d $(DESTDIR)$(DOCDIR)/$$d; done
+	install -D -m 0644 policy/default.json $(DESTDIR)$(DOCDIR)/policy.json
+	install -D -m 0644 policy/pam.d/vaultctl $(DESTDIR)$(DOCDIR)/pam.d/vaultctl
 
 # Removes exactly the files install put there (folders stay: others may share them).
 uninstall:

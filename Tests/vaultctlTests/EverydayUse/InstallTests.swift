@@ -15,6 +15,11 @@ struct InstallTests {
         "/usr/bin/vaultctl",
         "/usr/bin/vaultctl-tpm",
         "/usr/share/bash-completion/completions/vaultctl",
+        "/usr/share/doc/vaultctl/CHANGELOG.md",
+        "/usr/share/doc/vaultctl/README.md",
+        "/usr/share/doc/vaultctl/SECURITY.md",
+        "/usr/share/doc/vaultctl/pam.d/vaultctl",
+        "/usr/share/doc/vaultctl/policy.json",
         "/usr/share/fish/vendor_completions.d/vaultctl.fish",
         "/usr/share/man/man1/vaultctl.1",
         "/usr/share/zsh/site-functions/_vaultctl",
@@ -64,6 +69,11 @@ struct InstallTests {
         let n = readlink("\(root)/usr/bin/git-credential-vaultctl", &target, target.count - 1)
         #expect(n > 0 && String(cString: target) == "vaultctl", "the git helper is a relative link to the binary")
         #expect(FileText.read("\(root)/etc/pam.d/vaultctl") == FileText.read("\(Paths.repositoryRoot)/policy/pam.d/vaultctl"))
+        // The documents messages point to, and the policy template, which checks as valid where it lands.
+        #expect(FileText.read("\(root)/usr/share/doc/vaultctl/README.md") == FileText.read("\(Paths.repositoryRoot)/README.md"))
+        let template = ProcessRunner.run(binary, ["policy", "check", "\(root)/usr/share/doc/vaultctl/policy.json"],
+                                         environment: Fixtures.baseEnvironment.merging(["HOME": work]) { $1 })
+        #expect(template.status == 0, "\(template)")
         // The installed manual page and completions are the ones the binary generates.
         let man = ProcessRunner.run(Paths.tool("man"), ["-l", "\(root)/usr/share/man/man1/vaultctl.1"],
                                     environment: Fixtures.baseEnvironment.merging(["MANPAGER": "cat", "HOME": work]) { $1 })
