@@ -66,8 +66,13 @@ extension Sandbox {
                          prefix: [String] = [], overriding: [String: String] = [:],
                          sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
         let env = ["VAULT_ASKPASS": try countingAskpass(password)].merging(overriding) { $1 }
+        // A run repeated after a pam_wrapper race starts over: the askpass calls of the lost run are not counted.
+        let callsBefore = FileText.read(askpassLog) ?? ""
         return try Sandbox.repeatingPAMWrapperRaces {
-            try vaultctl(args, stdin: stdin, prefix: prefix, overriding: env, sourceLocation: sourceLocation)
+            if (FileText.read(askpassLog) ?? "") != callsBefore {
+                if callsBefore.isEmpty { unlink(askpassLog) } else { _ = FileText.write(askpassLog, callsBefore) }
+            }
+            return try vaultctl(args, stdin: stdin, prefix: prefix, overriding: env, sourceLocation: sourceLocation)
         }
     }
 
