@@ -17,17 +17,8 @@ extension Vault {
         guard let password else { return ([], []) }
         var held: [SlotName] = []
         try steadily { () throws(VaultError) in
-            for name in names {
-                switch try loadMode(name) {
-                case .none: continue
-                case .mode: held.append(name)
-                case .conflicting(let path, let detail): throw .configuration(path: path, detail: "vaultctl cannot tell which copy of slot '\(name)' is the value: this record \(detail)")
-                case .unknown(let error):
-                    switch error {
-                    case .serviceUnavailable, .locked: throw .couldNotLook(name, error)
-                    default: throw .slot(error)
-                    }
-                }
+            for name in names where try heldMode(name) != nil {
+                held.append(name)
             }
         }
         guard !held.isEmpty else { return ([], []) }
@@ -44,19 +35,21 @@ extension Vault {
     /// Deletes `name` if it holds exactly `password`, deciding on what is there now (the caller holds the
     /// change lock); whether it did.
     private func eraseLocked(_ name: SlotName, matching password: SecretBytes) throws(VaultError) -> Bool {
-        let mode: SlotMode
-        switch try loadMode(name) {
-        case .mode(let m, _): mode = m
-        case .none: return false
-        case .conflicting(let path, let detail): throw .configuration(path: path, detail: "vaultctl cannot tell which copy of slot '\(name)' is the value: this record \(detail)")
-        case .unknown(let error): throw .couldNotLook(name, error)
-        }
+        guard let mode = try heldMode(name) else { return false }
         guard try holds(name, in: mode, exactly: password) else { return false }
         do { _ = try deleteLocked(name) } catch {
             if case .slot(.empty) = error { return false }
             throw error
         }
         return true
+    }
+
+    /// The slot that holds `name` (`locate`, with its errors), nil when none does.
+    private func heldMode(_ name: SlotName) throws(VaultError) -> SlotMode? {
+        do { return try locate(name).mode } catch {
+            if case .slot(.empty) = error { return nil }
+            throw error
+        }
     }
 
     /// Whether `name`, found in `mode`, holds exactly `candidate` (the caller passed the gate and holds the

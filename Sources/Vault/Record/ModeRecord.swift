@@ -97,11 +97,6 @@ public struct ModeRecord: Sendable {
         return .recorded(mode)
     }
 
-    /// The recorded mode as a hint: `lookup(name).mode`.
-    public func hint(for name: SlotName) throws(VaultError) -> SlotMode? {
-        try lookup(name).mode
-    }
-
     /// The record's path, for messages.
     public var filePath: String { path }
 
