@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .executable(name: "vaultctl", targets: ["vaultctl"]),
         .executable(name: "vaultctl-tpm", targets: ["vaultctl-tpm"]),
+        .executable(name: "vaultctl-gate", targets: ["vaultctl-gate"]),
     ],
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium",
@@ -29,9 +30,12 @@ let package = Package(
         .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
         .target(name: "TPMSealing", dependencies: ["Slots", "CTSS2"]),
         .executableTarget(name: "vaultctl-tpm", dependencies: ["TPMSealing", "Slots", "Vault"]),
+        // The set-group-ID gate (docs/gate.md): the protected store's only door. No Foundation, no D-Bus.
+        .target(name: "GateService", dependencies: ["Vault", "Slots"]),
+        .executableTarget(name: "vaultctl-gate", dependencies: ["GateService", "Vault", "Slots", "CSystem"]),
         .testTarget(name: "SlotsTests", dependencies: ["Slots"]),
         .testTarget(name: "VaultTests", dependencies: ["Vault", "Slots"]),
-        .testTarget(name: "vaultctlTests", dependencies: ["vaultctl", "vaultctl-tpm", "Slots"]),
+        .testTarget(name: "vaultctlTests", dependencies: ["vaultctl", "vaultctl-tpm", "vaultctl-gate", "GateService", "Vault", "Slots"]),
     ],
     swiftLanguageModes: [.v6]
 )

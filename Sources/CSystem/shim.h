@@ -17,3 +17,11 @@ extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *
 static inline int vaultctl_spawn_closefrom(void *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, from);
 }
+
+/* For vaultctl-gate's start-up checks: AT_SECURE from the auxiliary vector, and closing every inherited
+   descriptor from `from` up (close_range(2), Linux 5.9; glibc's wrapper is declared only under _GNU_SOURCE). */
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static inline unsigned long vaultctl_at_secure(void) { return getauxval(AT_SECURE); }
+static inline int vaultctl_close_from(unsigned int from) { return (int)syscall(SYS_close_range, from, ~0U, 0); }

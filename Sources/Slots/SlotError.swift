@@ -30,6 +30,9 @@ public enum SlotError: Error, Equatable, Sendable {
     case tpmLockout(seconds: UInt32?)
     /// The `vaultctl-tpm` helper, which alone talks to the TPM, is not at `path` (beside vaultctl).
     case tpmHelperMissing(path: String)
+    /// The device slot of a protected vault is behind `vaultctl-gate`, which could not be used or refused
+    /// in words that are not a slot's (the vault locked, the audit log, a misinstalled gate).
+    case gateUnavailable(String)
     /// An operating-system call failed.
     case io(path: String, errno: Int32, operation: String)
 }

@@ -42,6 +42,8 @@ public enum SlotErrorText {
             return "The TPM is in dictionary-attack lockout after too many failed authorizations; \(wait) (its owner can clear it with tpm2_dictionarylockout --clear-lockout)."
         case .tpmHelperMissing(let path):
             return "The TPM helper vaultctl-tpm is missing: it was looked for at \(path), beside vaultctl, and without it no key sealed by the TPM can be made or opened. Install it there again (make install copies both); nothing was changed."
+        case .gateUnavailable(let why):
+            return "The device slot is behind vaultctl-gate, which cannot be used: \(why)."
         case .io(let path, let e, let op):
             return "Failed to \(op) \(path): \(String(cString: strerror(e)))."
         }

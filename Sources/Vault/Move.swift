@@ -84,13 +84,11 @@ extension Vault {
             }
             var differed: Bool?
             if verified {
-                do {
-                    let kept = try slot(target).read(name)
-                    differed = (try? other.read(name)).map { !$0.constantTimeEquals(kept) } ?? true
-                } catch { throw .slot(error) }
+                let kept = try readValue(target, name)
+                differed = (try? readValue(other.mode, name)).map { !$0.constantTimeEquals(kept) } ?? true
             }
             try record.set(name, target)
-            do { try other.delete(name) } catch { throw .slot(error) }
+            try deleteValue(other.mode, name)
             return .alreadyThere(removedCopy: true, differed: differed)
         }
         // The value is elsewhere than it was when the person was asked: moving it needs a move's prompt.
@@ -99,20 +97,20 @@ extension Vault {
             throw .slot(.lockedValue(name))
         }
         let value: SecretBytes
-        do { value = try slot(source).read(name) } catch { throw .slot(error) }
+        value = try readValue(source, name)
         try record.set(name, source)
-        do { try slot(target).write(name, value) } catch { throw .slot(error) }
+        try writeValue(target, name, value)
         let verified: Bool
-        do { verified = try slot(target).read(name).constantTimeEquals(value) } catch {
-            _ = try? slot(target).delete(name)
-            throw .slot(error)
+        do { verified = try readValue(target, name).constantTimeEquals(value) } catch {
+            _ = try? deleteValue(target, name)
+            throw error
         }
         guard verified else {
-            _ = try? slot(target).delete(name)  // never leave an unchecked copy for a later read to find
+            _ = try? deleteValue(target, name)  // never leave an unchecked copy for a later read to find
             throw .slot(.tampered(path: "the \(target.rawValue) slot", detail: "the value read back differs from the one written, so the source was kept"))
         }
         try record.set(name, target)
-        do { try slot(source).delete(name) } catch { throw .slot(error) }
+        try deleteValue(source, name)
         return .moved(from: source)
     }
 }

@@ -85,7 +85,7 @@ public struct Vault: Sendable {
         // A record we could not update is found before anything is written, so a bad record loses nothing.
         let previous = try record.mode(of: name)
         try record.checkLock()
-        do { try slot(mode).write(name, secret) } catch { throw .slot(error) }
+        try writeValue(mode, name, secret)
         try record.set(name, mode)
         let other = slot(mode == .device ? .sync : .device)
         switch other.holding(name) {
@@ -94,11 +94,11 @@ public struct Vault: Sendable {
         case .holds(locked: true):
             return StoreOutcome(warning: "the old copy in the \(other.mode.rawValue) slot is locked in the Secret Service and is still there; unlock it and store again, or delete it")
         case .holds:
-            do {
-                try other.delete(name)
+            do throws(VaultError) {
+                try deleteValue(other.mode, name)
                 return StoreOutcome(warning: nil)
             } catch {
-                return StoreOutcome(warning: "the old copy in the \(other.mode.rawValue) slot is still there: \(error)")
+                return StoreOutcome(warning: "the old copy in the \(other.mode.rawValue) slot is still there: \(Self.reason(error))")
             }
         case .unknown(let error):
             // Only worth saying when we had put it there: an absent keyring on a server is normal.
@@ -145,7 +145,10 @@ public struct Vault: Sendable {
         var mode = mode
         for attempt in 0..<3 {
             let failure: SlotError
-            do { return try slot(mode).read(name) } catch { failure = error }
+            do throws(VaultError) { return try readValue(mode, name) } catch {
+                guard case .slot(let e) = error else { throw error }
+                failure = e
+            }
             switch failure {
             case .empty, .serviceUnavailable:
                 // Moved meanwhile? Look again; give up when it is not somewhere else.
@@ -190,7 +193,7 @@ public struct Vault: Sendable {
         // asked to remove (or nothing), never an older copy that a store had not yet cleaned up.
         var removed = false
         func removeDevice() throws(VaultError) {
-            do { if try device.delete(name) { removed = true } } catch { throw .slot(error) }
+            if try deleteValue(.device, name) { removed = true }
         }
         func removeSync() throws(VaultError) {
             guard case .holds = inSync else { return }

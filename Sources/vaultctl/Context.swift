@@ -20,6 +20,7 @@ final class Context {
     /// of its audit line when it succeeds (a failure's line has the error there, which names it too).
     var auditedSubject: String?
     private var builtVault: Vault?
+    private var builtProtection: Protection?
     private var builtPolicy: Policy?
     private var builtOrigin: Origin?
 
@@ -82,6 +83,44 @@ final class Context {
         return o
     }
 
+    var passwordSource: PasswordSource {
+        passwordFromStandardInput ? PasswordSource.standardInput : PasswordSource.fromEnvironment()
+    }
+
+    /// Which boundary guards the device slot (starting `vaultctl-gate` when one is installed).
+    func protection() throws(CommandFailure) -> Protection {
+        if let builtProtection { return builtProtection }
+        let config = locations.config
+        let seconds = Double((try? Policy.load(configFolder: config).askpassSeconds) ?? Policy.builtIn.askpassSeconds) + 60
+        do {
+            let p = try Protection.find(state: locations.state, source: passwordSource, promptSeconds: seconds)
+            builtProtection = p
+            return p
+        } catch {
+            throw ErrorReport.failure(error)
+        }
+    }
+
+    /// The gate's client when the vault is protected.
+    func gateClient() throws(CommandFailure) -> GateClient? {
+        if case .gate(let client) = try protection() { return client }
+        return nil
+    }
+
+    /// Whether the vault is locked: the gate's marker when protected, else the state folder's.
+    func isVaultLocked() throws(CommandFailure) -> Bool {
+        let client = try gateClient()
+        do throws(VaultError) {
+            if let client {
+                let reply = try client.request(.isLocked)
+                return reply.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } == "locked"
+            }
+            return try vaultLock.isLocked()
+        } catch {
+            throw ErrorReport.failure(error)
+        }
+    }
+
     func vault() throws(CommandFailure) -> Vault {
         if let builtVault { return builtVault }
         let machine: MachineIdentity
@@ -91,7 +130,16 @@ final class Context {
         guard let user = PAMGate.invokingUser() else {
             throw CommandFailure(code: .config, message: "Your user id has no entry in the user database, so PAM cannot authenticate you.")
         }
-        let source = passwordFromStandardInput ? PasswordSource.standardInput : PasswordSource.fromEnvironment()
+        let source = passwordSource
+        if let client = try gateClient() {
+            // Protected: the gate authenticates (and rate-limits, and logs), and alone reaches the device slot.
+            let config = locations.config
+            let v = Vault(device: GateSlot(client: client), sync: SecretServiceSlot(), record: ModeRecord(folder: config),
+                          gate: GatePresence(client: client), changeLock: "\(locations.state)/.changes.lock",
+                          changeGates: { () throws(VaultError) in try Policy.load(configFolder: config).gates })
+            builtVault = v
+            return v
+        }
         let pam = PAMGate(source: source, user: user)
         // The policy is read only when a prompt is about to happen: a malformed policy.json must not
         // stop status, list, store or delete.

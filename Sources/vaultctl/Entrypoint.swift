@@ -87,15 +87,14 @@ enum Entrypoint {
     /// commands (75 with no prompt while blocked).
     static func admit(_ kind: CommandKind, _ context: Context) throws(CommandFailure) {
         if !kind.allowedWhileLocked {
-            let locked: Bool
-            do { locked = try context.vaultLock.isLocked() } catch { throw ErrorReport.failure(error) }
-            if locked { throw ErrorReport.failure(VaultError.vaultLocked) }
+            if try context.isVaultLocked() { throw ErrorReport.failure(VaultError.vaultLocked) }
         }
         // `lock` locks even when its audit line cannot be written (it warns afterwards): locking is what matters.
         if kind.isAudited && kind != .lock {
             do { try context.audit.checkWritable() } catch { throw ErrorReport.failure(error) }
         }
-        if kind.checksRateLimitFirst {
+        // A protected vault's rate limit is the gate's, which checks it before any prompt.
+        if kind.checksRateLimitFirst, try context.gateClient() == nil {
             do { try context.limiter().check() } catch let e as CommandFailure { throw e } catch {
                 throw ErrorReport.unexpected(error)
             }

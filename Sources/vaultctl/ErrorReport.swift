@@ -98,7 +98,7 @@ enum ErrorReport {
         case .tpmUnavailable, .tpmCannotSeal, .noTPMToSeal, .tpmHelperMissing: code = .unavailable
         case .tpmLockout: code = .tryLater
         case .unsafePermissions: code = .config
-        case .serviceUnavailable, .locked, .promptUnanswered: code = .unavailable
+        case .serviceUnavailable, .locked, .promptUnanswered, .gateUnavailable: code = .unavailable
         case .io: code = .failure
         }
         return CommandFailure(code: code, message: SlotErrorText.describe(error))

@@ -128,7 +128,7 @@ private func converse(_ count: Int32,
                 return PAM_CONV_ERR
             }
         case PAM_ERROR_MSG, PAM_TEXT_INFO:
-            if !text.isEmpty { _ = "vaultctl: \(text)\n".withCString { write(2, $0, strlen($0)) } }
+            if !text.isEmpty { context.source.show(text, isError: style == PAM_ERROR_MSG) }
         default:
             wipeAndFree(replies, upTo: i)
             return PAM_CONV_ERR

@@ -12,6 +12,9 @@ public enum PasswordSource: Sendable {
     /// One line of standard input per question, as `sudo -S` and `docker login --password-stdin` take it
     /// (a trailing CR is dropped). No prompt is shown: nobody reads one on a pipe.
     case standardInput
+    /// Questions relayed to the program that asked for the authentication (`vaultctl-gate` relays PAM's
+    /// questions to the CLI, which asks the person in one of the ways above).
+    case relay(any PromptRelay)
     case none
 
     /// Longest answer accepted from a person.
@@ -26,8 +29,19 @@ public enum PasswordSource: Sendable {
     public static let howToProvide =
         "no terminal to ask for your password on; set VAULT_ASKPASS to a program that prints it (as SSH_ASKPASS does), or run vaultctl from a terminal"
 
+    /// Shows one of PAM's messages (PAM_TEXT_INFO, PAM_ERROR_MSG) as one line on standard error, or relays it.
+    public func show(_ text: String, isError: Bool) {
+        if case .relay(let relay) = self { return relay.show(text, isError: isError) }
+        var line = "vaultctl: "
+        for scalar in text.unicodeScalars {
+            line.unicodeScalars.append(scalar.value < 0x20 || scalar.value == 0x7f ? " " : scalar)
+        }
+        line += "\n"
+        _ = line.withCString { write(2, $0, strlen($0)) }
+    }
+
     /// Asks one question; the error text says what went wrong (never the answer).
-    func answer(_ prompt: String, echo: Bool, context: String) -> Result<SecretBytes, VaultError> {
+    public func answer(_ prompt: String, echo: Bool, context: String) -> Result<SecretBytes, VaultError> {
         // PAM takes the answer as a C string: a NUL would silently cut it short, so such an answer is refused.
         switch ask(prompt, echo: echo, context: context) {
         case .success(let answer) where answer.withUnsafeBytes({ $0.contains(0) }):
@@ -42,6 +56,8 @@ public enum PasswordSource: Sendable {
         // The person sees why they are asked: "vaultctl (read slot 'x'): Password: ".
         let prompt = context.isEmpty ? prompt : "vaultctl (\(context)): \(prompt)"
         switch self {
+        case .relay(let relay):
+            return relay.ask(prompt, echo: echo)
         case .askpass(let program):
             // The policy is valid by now: the rate limit read it before this prompt.
             let seconds = (try? Policy.load(configFolder: Locations.fromEnvironment().config).askpassSeconds) ?? 120
@@ -90,4 +106,11 @@ public enum PasswordSource: Sendable {
             return .failure(.notAuthenticated(PasswordSource.howToProvide))
         }
     }
+}
+
+/// Where a relayed question goes (`PasswordSource.relay`): the gate's side of its protocol.
+public protocol PromptRelay: Sendable {
+    /// Asks `prompt` (already saying why: "vaultctl (read slot 'x'): Password: ").
+    func ask(_ prompt: String, echo: Bool) -> Result<SecretBytes, VaultError>
+    func show(_ text: String, isError: Bool)
 }

@@ -5,7 +5,11 @@ import Vault
 enum LockCommand {
     static func lock(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let origin = (try? context.origin().description) ?? "unknown origin"
-        do { try context.vaultLock.lock(time: context.clock.now(), origin: origin) } catch {
+        // A protected vault's lock is the gate's marker, which no program running as you can remove.
+        let client = try context.gateClient()
+        do throws(VaultError) {
+            if let client { _ = try client.request(.lock) } else { try context.vaultLock.lock(time: context.clock.now(), origin: origin) }
+        } catch {
             throw ErrorReport.failure(error)
         }
         // Which collection this locks is written down before it is locked (the intent first): a lock killed
@@ -37,11 +41,17 @@ enum LockCommand {
             throw ErrorReport.failure(VaultError.refused("unlocking needs a session on this machine or the local network, and this one is remote (\(origin.description))"))
         }
         let vault = try context.vault()
-        do {
-            // A marker that could not be removed afterwards (not a regular file) is refused before the prompt.
-            _ = try context.vaultLock.isLocked()
-            try vault.gate.verify(reason: "unlock the vault")
-            try context.vaultLock.unlock()
+        let client = try context.gateClient()
+        do throws(VaultError) {
+            if let client {
+                // The gate asks (PAM, rate limit) and removes its own marker.
+                _ = try client.request(.unlock)
+            } else {
+                // A marker that could not be removed afterwards (not a regular file) is refused before the prompt.
+                _ = try context.vaultLock.isLocked()
+                try vault.gate.verify(reason: "unlock the vault")
+                try context.vaultLock.unlock()
+            }
         } catch {
             throw ErrorReport.failure(error)
         }

@@ -1,0 +1,236 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Slots
+import Vault
+
+/// One exchange with the CLI (one command of it): a `hello`, then requests, each answered `ok` or
+/// `refused`, until the CLI closes its end. Every gated request does, in this order: the vault lock, the
+/// audit log's check, the rate limit (a place taken), PAM as the real user with its questions relayed to
+/// the CLI, the audit line, the device slot's work, the reply.
+///
+/// A person who authenticated in this exchange is not asked again in it (a `move` reads, writes and removes
+/// after one prompt): the exchange is one command of the CLI, on pipes only that process holds, and the
+/// next command starts a new one, which asks again.
+public final class GateSession {
+    let store: GateStore
+    let user: String
+    let machine: MachineIdentity
+    let policy: Policy
+    let clock: any Clock
+    let reader: GateFrameReader
+    let output: Int32
+    let relay: GateRelay
+    /// Whether the person authenticated in this exchange (one command of the CLI, on the CLI's own pipes).
+    var authenticated = false
+
+    /// How long the CLI may be silent between requests (a person typing a new secret after the prompt).
+    static let idleSeconds = 300.0
+    /// How long a `store`'s value may take to arrive after its request.
+    static let valueSeconds = 30.0
+
+    public init(store: GateStore, user: String, machine: MachineIdentity, policy: Policy,
+                clock: any Clock = SystemClock(), input: Int32 = 0, output: Int32 = 1) {
+        self.store = store
+        self.user = user
+        self.machine = machine
+        self.policy = policy
+        self.clock = clock
+        reader = GateFrameReader(fd: input)
+        self.output = output
+        // A person has as long as an askpass program has, and a little more for the CLI's own work.
+        relay = GateRelay(reader: reader, output: output, answerSeconds: Double(policy.askpassSeconds) + 5)
+    }
+
+    var slot: SealedFileSlot { SealedFileSlot(folder: store.folder, machine: machine, tpm: nil) }
+    var vaultLock: VaultLock { VaultLock(folder: store.folder) }
+    var audit: AuditLog { AuditLog(folder: store.folder) }
+    var limiter: RateLimiter { RateLimiter(stateFolder: store.folder, policy: policy.rateLimit, clock: clock) }
+
+    /// Runs the exchange; the exit status.
+    public func run() -> Int32 {
+        let protected = (try? store.exists()) ?? false
+        guard GateFrame(.hello, text: "\(GateRequest.version) \(protected ? "protected" : "new")").write(to: output) else { return 74 }
+        while true {
+            let frame: GateFrame
+            switch reader.next(within: Self.idleSeconds) {
+            case .failure(.endOfInput): return 0
+            case .failure(.timedOut): return 75
+            case .failure: return 65
+            case .success(let f): frame = f
+            }
+            guard frame.word == .request, let request = GateRequest.parse(frame.text) else {
+                GateFrame(.refused, text: GateRefusal.encode(.badInput("vaultctl-gate got something that is not a request of protocol version \(GateRequest.version)"))).write(to: output)
+                return 64
+            }
+            let reply: GateFrame
+            do throws(VaultError) {
+                reply = GateFrame(.ok, try handle(request))
+            } catch {
+                reply = GateFrame(.refused, text: GateRefusal.encode(error))
+            }
+            if relay.broken || !reply.write(to: output) { return 74 }
+        }
+    }
+
+    func handle(_ request: GateRequest) throws(VaultError) -> SecretBytes {
+        switch request {
+        case .holding(let name):
+            guard try store.exists() else { return Self.text("empty") }
+            switch slot.holding(name) {
+            case .empty: return Self.text("empty")
+            case .unknown(let e): throw .slot(e)
+            case .holds:
+                let h = GateHolding(binding: slot.binding(of: name) ?? DeviceKeyBinding.machineID.rawValue,
+                                    tag: slot.storedTag(of: name) ?? [])
+                return Self.text(GateHolding.text(h))
+            }
+        case .names:
+            guard try store.exists() else { return Self.text("") }
+            do { return Self.text(try slot.names().map(\.rawValue).joined(separator: "\n")) } catch { throw .slot(error) }
+        case .isLocked:
+            return Self.text(try vaultLock.isLocked() ? "locked" : "unlocked")
+        case .lock:
+            try store.ensure()
+            try vaultLock.lock(time: clock.now(), origin: origin)
+            log("lock", nil, "ok")
+            return Self.text("")
+        case .unlock:
+            guard try vaultLock.isLocked() else { return Self.text("") }
+            try checkBeforePrompt()
+            try authenticate(nil, reason: "unlock the vault", command: "unlock")
+            try vaultLock.unlock()
+            log("unlock", nil, "ok")
+            return Self.text("")
+        case .authenticate(let name, let reason):
+            try admit()
+            try authenticate(name, reason: reason, command: "authenticate")
+            try append("authenticate", name, "ok", reason: reason)
+            return Self.text("")
+        case .read(let name):
+            try admit()
+            try requireHeld(name)
+            if !authenticated {
+                try authenticate(name, reason: "read slot '\(name)'", command: "read")
+            }
+            let value: SecretBytes
+            do { value = try slot.read(name) } catch {
+                log("read", name, "error", reason: Self.reason(.slot(error)))
+                throw .slot(error)
+            }
+            // The line is in the log before the value leaves; one that cannot be written stops it.
+            try append("read", name, "ok")
+            return value
+        case .store(let name):
+            try admit()
+            let value: SecretBytes
+            switch reader.next(within: Self.valueSeconds) {
+            case .success(let f) where f.word == .secret: value = f.payload
+            default: throw .badInput("vaultctl-gate got no value after the store request")
+            }
+            try store.ensure()
+            let replaces: Bool
+            switch slot.holding(name) {
+            case .empty: replaces = false
+            case .holds, .unknown: replaces = true  // a file that cannot open here is replaced only after PAM too
+            }
+            if replaces && !authenticated && policy.gates.storeOver {
+                try authenticate(name, reason: "replace the value in slot '\(name)'", command: "store")
+            }
+            do { try slot.write(name, value) } catch {
+                log("store", name, "error", reason: Self.reason(.slot(error)))
+                throw .slot(error)
+            }
+            log("store", name, replaces ? "replaced" : "ok")
+            return Self.text("")
+        case .delete(let name):
+            try admit()
+            try requireHeld(name)
+            if !authenticated && policy.gates.delete {
+                try authenticate(name, reason: "delete slot '\(name)'", command: "delete")
+            }
+            do { _ = try slot.delete(name) } catch {
+                log("delete", name, "error", reason: Self.reason(.slot(error)))
+                throw .slot(error)
+            }
+            log("delete", name, "ok")
+            return Self.text("")
+        }
+    }
+
+    /// Throws `empty` when the slot holds nothing (nothing to read or remove asks nothing), or the slot's
+    /// error when it cannot be looked at.
+    func requireHeld(_ name: SlotName) throws(VaultError) {
+        guard try store.exists() else { throw .slot(.empty(name)) }
+        switch slot.holding(name) {
+        case .empty: throw .slot(.empty(name))
+        case .unknown(let e): throw .slot(e)
+        case .holds: return
+        }
+    }
+
+    /// Before any gated request: the vault lock, then what every prompt needs.
+    func admit() throws(VaultError) {
+        if try vaultLock.isLocked() { throw .vaultLocked }
+        try checkBeforePrompt()
+    }
+
+    /// The audit log must take a line (fail closed: no line, no secret), and the rate limit must not block.
+    func checkBeforePrompt() throws(VaultError) {
+        try store.ensure()
+        try audit.checkWritable()
+        try limiter.check()
+    }
+
+    /// A fresh authentication for `name` (nil: the vault itself), counted by the rate limit. A failure is
+    /// logged here; a success is logged by the caller with what it did.
+    func authenticate(_ name: SlotName?, reason: String, command: String) throws(VaultError) {
+        let (relay, limiter, seconds) = (self.relay, self.limiter, Double(policy.askpassSeconds))
+        let gate = RateLimitedGate(PAMGate(source: .relay(relay), user: user), placeWait: { seconds }, waiting: { s in
+            relay.show("other vaultctl commands are asking for your password; waiting for one to finish (at most \(s) s).", isError: false)
+        }) { () throws(VaultError) -> RateLimiter in limiter }
+        do { try gate.verify(reason: reason) } catch {
+            let result: String
+            switch error {
+            case .authenticationFailed, .authenticationFailedAndBlocked: result = "failed"
+            case .blocked, .busy: result = "refused"
+            default: result = "error"
+            }
+            log(command, name, result, reason: Self.reason(error))
+            throw error
+        }
+        authenticated = true
+    }
+
+    var origin: String {
+        OriginJudge.judge(SystemOriginProbe().gather(), remoteRanges: policy.remoteRanges, nearbyRanges: policy.nearbyRanges).description
+    }
+
+    /// Appends a line, or throws (for lines that must be there before a value leaves).
+    func append(_ command: String, _ name: SlotName?, _ result: String, reason: String? = nil) throws(VaultError) {
+        do {
+            try audit.append(AuditEntry(time: TimeText.iso8601(clock.now()), command: command, slot: name?.rawValue,
+                                        origin: origin, result: result, reason: reason))
+        } catch { throw .auditUnwritable }
+    }
+
+    /// Appends a line as best it can (after the fact: the log's check before the prompt passed).
+    func log(_ command: String, _ name: SlotName?, _ result: String, reason: String? = nil) {
+        try? append(command, name, result, reason: reason)
+    }
+
+    static func text(_ s: String) -> SecretBytes { Array(s.utf8).withUnsafeBytes { SecretBytes(copying: $0) } }
+
+    /// An error's words for the log (never a secret: errors hold none).
+    static func reason(_ e: VaultError) -> String {
+        switch e {
+        case .authenticationFailed(let m), .notAuthenticated(let m), .accountRefused(let m),
+             .authenticationUnavailable(let m), .refused(let m), .badInput(let m): return m
+        case .authenticationFailedAndBlocked(let m, _): return m + " (now blocked)"
+        case .blocked: return "blocked by the rate limit"
+        case .busy: return "other attempts hold every place"
+        case .slot(let s): return SlotErrorText.describe(s)
+        default: return "\(e)"
+        }
+    }
+}

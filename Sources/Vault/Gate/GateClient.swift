@@ -1,0 +1,135 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Slots
+
+/// The CLI's side of the gate protocol: starts `vaultctl-gate` once per command (at the first request),
+/// sends requests, relays PAM's questions to the person through the CLI's own password source (the
+/// terminal, `VAULT_ASKPASS`, `--password-stdin`) and PAM's messages to standard error, and returns each
+/// request's result or throws its refusal. The exchange ends when the CLI exits (the gate reads the end of
+/// its input).
+public final class GateClient: @unchecked Sendable {
+    public let path: String
+    let source: PasswordSource
+    /// How long one frame may take when a person may be asked (PAM's own delays and a person's answer).
+    let promptSeconds: Double
+    /// How long one frame may take when nobody is asked (the gate reads a few files).
+    static let quickSeconds = 10.0
+
+    private var toGate: Int32 = -1
+    private var reader: GateFrameReader?
+    private var started: Result<Bool, VaultError>?
+
+    public init(path: String, source: PasswordSource, promptSeconds: Double) {
+        self.path = path
+        self.source = source
+        self.promptSeconds = promptSeconds
+    }
+
+    /// Where the gate is for the vaultctl that runs: `../libexec/vaultctl/vaultctl-gate` from the folder of
+    /// its own binary (as `make install` puts them); nil when there is none there.
+    public static func installedPath() -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        let exe = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let folder = SecureFile.parent(of: SecureFile.parent(of: exe))
+        let path = "\(folder == "/" ? "" : folder)/libexec/vaultctl/vaultctl-gate"
+        return access(path, F_OK) == 0 ? path : nil
+    }
+
+    /// Starts the gate (once) and reads its hello: whether this user's vault is protected already. Throws
+    /// the gate's own refusal (`gateUnavailable`, 69: not set-group-ID, no store) or why it could not start.
+    public func start() throws(VaultError) -> Bool {
+        if let started { return try started.get() }
+        let result = launch()
+        started = result
+        return try result.get()
+    }
+
+    private func launch() -> Result<Bool, VaultError> {
+        guard let input = ChildSpawn.pipe(), let output = ChildSpawn.pipe() else {
+            return .failure(.slot(.gateUnavailable("no pipe to talk to it (\(String(cString: strerror(errno))))")))
+        }
+        let spawned = ChildSpawn.start([path], searchingPATH: false) { actions in
+            posix_spawn_file_actions_adddup2(&actions, input.read, 0)
+            posix_spawn_file_actions_adddup2(&actions, output.write, 1)
+        }
+        close(input.read)
+        close(output.write)
+        guard case .success = spawned else {
+            close(input.write)
+            close(output.read)
+            if case .failure(let f) = spawned {
+                return .failure(.slot(.gateUnavailable("\(path) could not be started (\(String(cString: strerror(f.errno))))")))
+            }
+            return .failure(.slot(.gateUnavailable("\(path) could not be started")))
+        }
+        toGate = input.write
+        let reader = GateFrameReader(fd: output.read)
+        self.reader = reader
+        switch reader.next(within: Self.quickSeconds) {
+        case .success(let f) where f.word == .hello:
+            let words = f.text.split(separator: " ")
+            guard words.count == 2, words[0] == GateRequest.version else {
+                return .failure(.slot(.gateUnavailable("\(path) speaks another version of the protocol (\(Quote.text(f.text))); install vaultctl and its gate together")))
+            }
+            return .success(words[1] == "protected")
+        case .success(let f) where f.word == .refused:
+            return .failure(GateRefusal.decode(f.text) ?? .slot(.gateUnavailable(SlotErrorText.oneLine(f.text))))
+        case .success:
+            return .failure(.slot(.gateUnavailable("\(path) did not start the exchange with its hello")))
+        case .failure(let f):
+            return .failure(.slot(.gateUnavailable("\(path) did not answer (\(Self.words(f)))")))
+        }
+    }
+
+    /// Sends `request` (and `value`, for a store) and relays the exchange until its result.
+    public func request(_ request: GateRequest, value: SecretBytes? = nil) throws(VaultError) -> SecretBytes {
+        _ = try start()
+        guard let reader else { throw .slot(.gateUnavailable("it is not running")) }
+        guard GateFrame(.request, text: request.text).write(to: toGate),
+              value.map({ GateFrame(.secret, $0).write(to: toGate) }) ?? true else {
+            throw .slot(.gateUnavailable("\(path) stopped reading (\(String(cString: strerror(errno))))"))
+        }
+        let quick: Bool
+        switch request {
+        case .holding, .names, .isLocked, .lock: quick = true
+        default: quick = false
+        }
+        while true {
+            let frame: GateFrame
+            switch reader.next(within: quick ? Self.quickSeconds : promptSeconds) {
+            case .success(let f): frame = f
+            case .failure(let f): throw .slot(.gateUnavailable("\(path) did not finish the request (\(Self.words(f)))"))
+            }
+            switch frame.word {
+            case .ok: return frame.payload
+            case .refused:
+                throw GateRefusal.decode(frame.text) ?? .slot(.gateUnavailable(SlotErrorText.oneLine(frame.text)))
+            case .info, .error:
+                source.show(frame.text, isError: frame.word == .error)
+            case .promptHidden, .promptShown:
+                let reply: GateFrame
+                switch source.answer(frame.text, echo: frame.word == .promptShown, context: "") {
+                case .success(let answer): reply = GateFrame(.answer, answer)
+                case .failure(let error): reply = GateFrame(.cancel, text: Vault.reason(error))
+                }
+                guard reply.write(to: toGate) else {
+                    throw .slot(.gateUnavailable("\(path) stopped reading (\(String(cString: strerror(errno))))"))
+                }
+            default:
+                throw .slot(.gateUnavailable("\(path) sent '\(frame.word.rawValue)' out of turn"))
+            }
+        }
+    }
+
+    static func words(_ f: GateFrameReader.Failure) -> String {
+        switch f {
+        case .endOfInput: return "it exited"
+        case .malformed: return "it sent something that is not of its protocol"
+        case .timedOut: return "no answer in time"
+        case .io(let e): return String(cString: strerror(e))
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Slots
+
+/// What the CLI asks `vaultctl-gate` to do: the payload of a `request` frame, `1 VERB[ SLOT][ REASON]`
+/// (version 1; a slot name by `SlotName`'s rule; `-` for no slot). Several requests may follow one another
+/// on one exchange, which lasts one command of the CLI; a person who authenticated for a slot in it is not
+/// asked again in it for that slot.
+public enum GateRequest: Equatable, Sendable {
+    /// Whether the device slot holds `SLOT`, its key's binding and its stored tag: no prompt.
+    case holding(SlotName)
+    /// The device slot's names: no prompt.
+    case names
+    /// The value, after a fresh authentication (unless this exchange had one for the slot).
+    case read(SlotName)
+    /// Seals the `secret` frame that follows as the slot's value; asks first when it replaces one.
+    case store(SlotName)
+    /// Removes the slot's value; asks first when there is one.
+    case delete(SlotName)
+    /// A fresh authentication for what the CLI does outside the gate (a sync slot's read, a change,
+    /// `unlock`): lock check, rate limit, PAM, audit line. `reason` is shown in the prompt and logged, as the
+    /// CLI said it.
+    case authenticate(SlotName?, reason: String)
+    /// Locks the vault: no gated request runs until `unlock`. No prompt.
+    case lock
+    /// Unlocks it, after a fresh authentication.
+    case unlock
+    /// Whether the vault is locked: no prompt.
+    case isLocked
+
+    public static let version = "1"
+    static let maximumReason = 512
+
+    public var verb: String {
+        switch self {
+        case .holding: return "holding"
+        case .names: return "names"
+        case .read: return "read"
+        case .store: return "store"
+        case .delete: return "delete"
+        case .authenticate: return "authenticate"
+        case .lock: return "lock"
+        case .unlock: return "unlock"
+        case .isLocked: return "is-locked"
+        }
+    }
+
+    public var slot: SlotName? {
+        switch self {
+        case .holding(let n), .read(let n), .store(let n), .delete(let n): return n
+        case .authenticate(let n, _): return n
+        case .names, .lock, .unlock, .isLocked: return nil
+        }
+    }
+
+    /// The payload as sent.
+    public var text: String {
+        var out = "\(Self.version) \(verb)"
+        switch self {
+        case .holding(let n), .read(let n), .store(let n), .delete(let n): out += " \(n.rawValue)"
+        case .authenticate(let n, let reason): out += " \(n?.rawValue ?? "-") \(Self.clean(reason))"
+        case .names, .lock, .unlock, .isLocked: break
+        }
+        return out
+    }
+
+    /// Reads a request's payload; nil when it is not one of version 1.
+    public static func parse(_ text: String) -> GateRequest? {
+        guard text.utf8.count <= 4096, !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else { return nil }
+        let words = text.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
+        guard words.count >= 2, words[0] == version else { return nil }
+        let verb = words[1]
+        func slot(_ at: Int) -> SlotName? { words.count > at ? SlotName(words[at]) : nil }
+        switch (verb, words.count) {
+        case ("names", 2): return .names
+        case ("lock", 2): return .lock
+        case ("unlock", 2): return .unlock
+        case ("is-locked", 2): return .isLocked
+        case ("holding", 3): return slot(2).map { .holding($0) }
+        case ("read", 3): return slot(2).map { .read($0) }
+        case ("store", 3): return slot(2).map { .store($0) }
+        case ("delete", 3): return slot(2).map { .delete($0) }
+        case ("authenticate", 4):
+            let reason = words[3]
+            guard !reason.isEmpty, reason.utf8.count <= maximumReason, clean(reason) == reason else { return nil }
+            if words[2] == "-" { return .authenticate(nil, reason: reason) }
+            return slot(2).map { .authenticate($0, reason: reason) }
+        default: return nil
+        }
+    }
+
+    /// A reason made one protocol field: control characters become spaces, cut to 512 bytes on a character
+    /// boundary, never empty.
+    static func clean(_ text: String) -> String {
+        var out = ""
+        var length = 0
+        for scalar in text.unicodeScalars {
+            let shown: Unicode.Scalar = (scalar.value < 0x20 || scalar.value == 0x7f || (0x80...0x9f).contains(scalar.value)) ? " " : scalar
+            let size = String(shown).utf8.count
+            if length + size > maximumReason { break }
+            out.unicodeScalars.append(shown)
+            length += size
+        }
+        return out.isEmpty ? "authenticate" : out
+    }
+}
+
+/// The gate's answer to `holding`: `empty`, or `holds BINDING TAG` (the key's binding, the stored tag in
+/// hex). A slot it could not look at is a refusal carrying the slot's error.
+public struct GateHolding: Equatable, Sendable {
+    public let binding: String
+    public let tag: [UInt8]
+
+    public init(binding: String, tag: [UInt8]) {
+        self.binding = binding
+        self.tag = tag
+    }
+
+    public static func text(_ h: GateHolding?) -> String {
+        guard let h else { return "empty" }
+        return "holds \(h.binding) \(h.tag.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined())"
+    }
+
+    /// nil inside: empty. nil outside: not an answer of this protocol.
+    public static func parse(_ text: String) -> GateHolding?? {
+        if text == "empty" { return .some(nil) }
+        let words = text.split(separator: " ", omittingEmptySubsequences: false)
+        guard words.count == 3, words[0] == "holds", !words[1].isEmpty, words[1].utf8.count <= 32,
+              words[1].utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d }),
+              words[2].utf8.count <= 128, words[2].utf8.count % 2 == 0 else { return nil }
+        var tag: [UInt8] = []
+        var digits = Array(words[2].utf8)[...]
+        while !digits.isEmpty {
+            guard let byte = UInt8(String(decoding: digits.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+            tag.append(byte)
+            digits = digits.dropFirst(2)
+        }
+        return .some(GateHolding(binding: String(words[1]), tag: tag))
+    }
+}

@@ -1,0 +1,43 @@
+import Slots
+
+/// A slot whose reads and changes may themselves need an authentication, done by something the vault does
+/// not control (the device slot behind `vaultctl-gate`): its errors are the vault's (a wrong password, the
+/// rate limit), not only the slot's.
+public protocol GatedSlot: Slot {
+    func gatedRead(_ name: SlotName) throws(VaultError) -> SecretBytes
+    func gatedWrite(_ name: SlotName, _ secret: SecretBytes) throws(VaultError)
+    func gatedDelete(_ name: SlotName) throws(VaultError) -> Bool
+}
+
+extension Vault {
+    /// Reads `name` from the `mode` slot, through its gate when it has one.
+    func readValue(_ mode: SlotMode, _ name: SlotName) throws(VaultError) -> SecretBytes {
+        if let gated = slot(mode) as? any GatedSlot { return try gated.gatedRead(name) }
+        do { return try slot(mode).read(name) } catch { throw .slot(error) }
+    }
+
+    func writeValue(_ mode: SlotMode, _ name: SlotName, _ secret: SecretBytes) throws(VaultError) {
+        if let gated = slot(mode) as? any GatedSlot { return try gated.gatedWrite(name, secret) }
+        do { try slot(mode).write(name, secret) } catch { throw .slot(error) }
+    }
+
+    @discardableResult
+    func deleteValue(_ mode: SlotMode, _ name: SlotName) throws(VaultError) -> Bool {
+        if let gated = slot(mode) as? any GatedSlot { return try gated.gatedDelete(name) }
+        do { return try slot(mode).delete(name) } catch { throw .slot(error) }
+    }
+}
+
+extension Vault {
+    /// A vault error's words inside another message.
+    static func reason(_ e: VaultError) -> String {
+        switch e {
+        case .slot(let s): return reason(s)
+        case .authenticationFailed(let m), .notAuthenticated(let m), .accountRefused(let m),
+             .authenticationUnavailable(let m), .refused(let m), .badInput(let m): return m
+        case .vaultLocked: return "the vault is locked"
+        case .auditUnwritable: return "the audit log could not be written"
+        default: return "\(e)"
+        }
+    }
+}

@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Slots
+
+/// Which boundary guards this user's device slot, as the CLI found it: `vaultctl-gate` (the protected
+/// store, which no program running as the user can reach), or none (the user's own state folder, which
+/// any such program can read), with why an installed gate is not in effect.
+public enum Protection: Sendable {
+    /// The device slot, rate limit, vault lock and the gate's audit log are behind `vaultctl-gate`.
+    case gate(GateClient)
+    /// The device slot is in the user's state folder. `notInEffect`: a gate is installed, and why it does
+    /// not guard this vault; nil when none is installed.
+    case none(notInEffect: String?)
+
+    /// `status --json`'s `boundary`: "gate", "none", or "not-in-effect".
+    public var word: String {
+        switch self {
+        case .gate: return "gate"
+        case .none(nil): return "none"
+        case .none: return "not-in-effect"
+        }
+    }
+
+    /// One sentence for `status` and `device-key status`.
+    public var sentence: String {
+        switch self {
+        case .gate:
+            return "The device slot is behind vaultctl-gate: no program running as you can read it, or get past the rate limit, the vault lock or the audit log, without your authentication."
+        case .none(nil):
+            return "No boundary holds the device slot: any program running as you can read the device key in your state folder; install vaultctl's gate ('sudo make install') to close that."
+        case .none(let why?):
+            return "vaultctl-gate is installed but not in effect for this vault (\(why)): any program running as you can read the device key in your state folder."
+        }
+    }
+
+    /// The marker a protected vault leaves in the state folder, so that a gate that went missing or stopped
+    /// working is an error (69), never a quiet return to files in the state folder.
+    public static let markerName = "protected-by-gate"
+
+    /// Decides for the state folder `state`: a gate installed beside vaultctl that starts, for a vault that
+    /// is protected already or is new; else none. Throws (69) when the vault was protected and the gate is
+    /// missing or refuses to run.
+    public static func find(state: String, source: PasswordSource, promptSeconds: Double,
+                            gatePath: String? = GateClient.installedPath()) throws(VaultError) -> Protection {
+        let marker = "\(state)/\(markerName)"
+        let protectedBefore = access(marker, F_OK) == 0
+        // A vault made before the gate, in the state folder: it stays there until it is moved in.
+        let userSideVault = access("\(state)/device.key", F_OK) == 0 || access("\(state)/device.tpm2", F_OK) == 0
+        guard let gatePath else {
+            if protectedBefore {
+                throw .slot(.gateUnavailable("this vault is protected, and vaultctl-gate is missing beside vaultctl (../libexec/vaultctl/vaultctl-gate); install vaultctl again with 'sudo make install'"))
+            }
+            return .none(notInEffect: nil)
+        }
+        let client = GateClient(path: gatePath, source: source, promptSeconds: promptSeconds)
+        let protected: Bool
+        do { protected = try client.start() } catch {
+            if userSideVault && !protectedBefore {
+                return .none(notInEffect: Vault.reason(error))
+            }
+            throw error
+        }
+        if !protected && userSideVault {
+            return .none(notInEffect: "this vault's device key is in your state folder, from before the gate")
+        }
+        if !protectedBefore {
+            do {
+                try SecureFile.ensurePrivateFolder(state)
+                try SecureFile.write(marker, Array("This vault's device slot is behind vaultctl-gate (/var/lib/vaultctl).\n".utf8))
+            } catch { throw .slot(error) }
+        }
+        return .gate(client)
+    }
+}

@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystem
+import GateService
+import Slots
+import Vault
+
+/// What `vaultctl-gate` does before it trusts anything: it runs set-group-ID `vaultctl` for a caller who
+/// controls its environment, descriptors and limits, so it takes none of them as given.
+enum StartupChecks {
+    /// The variables kept (as polkit's helper keeps them): the language of PAM's messages. PATH is set, not kept.
+    static let kept = ["LANG", "LANGUAGE", "LC_MESSAGES"]
+    static let path = "/usr/sbin:/usr/bin:/sbin:/bin"
+
+    /// The Swift runtime reads `SWIFT_*` variables before `main`, even in a set-group-ID process: when any
+    /// is set, the gate starts again (its own file, through /proc/self/exe) without them.
+    static func restartWithoutSwiftVariables() {
+        var clean: [UnsafeMutablePointer<CChar>?] = []
+        var found = false
+        var at = environ
+        while let entry = at.pointee {
+            if strncmp(entry, "SWIFT_", 6) == 0 { found = true } else { clean.append(entry) }
+            at += 1
+        }
+        guard found else { return }
+        clean.append(nil)
+        execve("/proc/self/exe", CommandLine.unsafeArgv, clean)
+        refuse(.slot(.gateUnavailable("it could not start again without the SWIFT_ variables of its environment (\(String(cString: strerror(errno))))")))
+    }
+
+    /// Refuses (69) unless the kernel made this process set-group-ID `vaultctl`: AT_SECURE and the group.
+    static func checkPrivilege() {
+        let group = getgrnam(GateStore.group)
+        guard let group else {
+            refuse(.slot(.gateUnavailable("there is no group '\(GateStore.group)'; install vaultctl with 'sudo make install', which adds it")))
+        }
+        if vaultctl_at_secure() == 1 && getegid() == group.pointee.gr_gid { return }
+        refuse(.slot(.gateUnavailable("it is not running set-group-ID \(GateStore.group) (\(whyNotPrivileged(group.pointee.gr_gid))), so it refuses to run")))
+    }
+
+    /// Why the kernel did not raise the group: no_new_privs, a tracer, a nosuid mount, or the file's mode.
+    static func whyNotPrivileged(_ gid: gid_t) -> String {
+        let status = readSmall("/proc/self/status")
+        for line in status.split(separator: "\n") {
+            if line.hasPrefix("NoNewPrivs:"), line.hasSuffix("1") { return "no_new_privs is set for it" }
+            if line.hasPrefix("TracerPid:"), let pid = Int(line.dropFirst(10).drop(while: { $0 == " " || $0 == "\t" })), pid != 0 {
+                return "a tracer (pid \(pid)) is attached"
+            }
+        }
+        var fs = statvfs()
+        if statvfs("/proc/self/exe", &fs) == 0, fs.f_flag & UInt(ST_NOSUID) != 0 { return "its file is on a nosuid mount" }
+        var st = stat()
+        if stat("/proc/self/exe", &st) == 0, st.st_mode & S_ISGID == 0 || st.st_gid != gid {
+            return "its file is not set-group-ID \(GateStore.group): mode \(String(st.st_mode & 0o7777, radix: 8)), group \(st.st_gid)"
+        }
+        return "no_new_privs, a nosuid mount or a tracer"
+    }
+
+    /// Clears what the caller handed over: the environment, the umask, descriptors above 2, the working
+    /// folder, core dumps, SIGXFSZ (a caller's RLIMIT_FSIZE makes a write fail instead of killing the gate
+    /// half way) and SIGPIPE (a CLI that went away is a failed write).
+    static func clearInheritance() {
+        var keep: [(String, String)] = []
+        for name in kept { if let v = getenv(name) { keep.append((name, String(cString: v))) } }
+        clearenv()
+        setenv("PATH", path, 1)
+        for (name, value) in keep { setenv(name, value, 1) }
+        umask(0o077)
+        if vaultctl_close_from(3) != 0 {
+            for fd in 3..<Int32(1024) { close(fd) }
+        }
+        _ = chdir("/")
+        Hardening.apply()
+        signal(SIGXFSZ, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// Says why on the protocol (a `refused` frame the CLI reports) and on standard error, then exits 69.
+    static func refuse(_ error: VaultError) -> Never {
+        GateFrame(.refused, text: GateRefusal.encode(error)).write(to: 1)
+        if case .slot(.gateUnavailable(let m)) = error {
+            _ = "vaultctl-gate: \(m)\n".withCString { write(2, $0, strlen($0)) }
+        }
+        exit(69)
+    }
+
+    static func readSmall(_ path: String) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = read(fd, &buffer, buffer.count)
+        return n > 0 ? String(decoding: buffer[..<n], as: UTF8.self) : ""
+    }
+}

@@ -1,0 +1,27 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import GateService
+import Slots
+import Vault
+
+// vaultctl-gate: installed 2755 root:vaultctl, the only program that reaches the protected store
+// (/var/lib/vaultctl). The CLI starts it for each command that needs it and speaks the gate protocol
+// (GateFrame) on its standard input and output. See docs/gate.md.
+StartupChecks.restartWithoutSwiftVariables()
+Hardening.ensureStandardDescriptors()
+StartupChecks.checkPrivilege()
+StartupChecks.clearInheritance()
+
+guard let user = PAMGate.invokingUser() else {
+    StartupChecks.refuse(.slot(.gateUnavailable("your user id \(getuid()) has no entry in the user database, so PAM cannot authenticate you")))
+}
+do throws(VaultError) {
+    try GateStore.checkRoot()
+    let machine: MachineIdentity
+    do { machine = try MachineIdentity.current() } catch { throw .slot(error) }
+    let policy = try GatePolicy.load()
+    exit(GateSession(store: GateStore(uid: getuid()), user: user, machine: machine, policy: policy).run())
+} catch {
+    StartupChecks.refuse(error)
+}
