@@ -154,12 +154,12 @@ clean:
 # then runs each for FUZZ_SECONDS over a scratch copy of its seed corpus Fuzz/corpus/<target>; new inputs
 # and crash files go to that scratch folder, never into the repo. Fails (and keeps the folder) on any crash.
 FUZZ_SECONDS ?= 30
-FUZZ_TARGETS ?= sealed-file slot-name policy secret-reader askpass
+FUZZ_TARGETS ?= sealed-file slot-name policy secret-reader askpass gate-protocol
 fuzz: deps
 	cd Fuzz && $(SWIFT) build -c release -Xswiftc -sanitize=fuzzer,address 2>&1 | grep -v -e 'prohibited flag' -e '__asan_extra_spill_area'; exit $${PIPESTATUS[0]}
 	@scratch=$$(mktemp -d /tmp/vaultctl-fuzz.XXXXXX); failed=""; \
 	for t in $(FUZZ_TARGETS); do \
-	  case $$t in askpass) len=80000;; secret-reader) len=10000;; policy) len=4096;; *) len=1024;; esac; \
+	  case $$t in askpass) len=80000;; secret-reader) len=10000;; policy|gate-protocol) len=4096;; *) len=1024;; esac; \
 	  mkdir -p $$scratch/$$t/corpus $$scratch/$$t/crashes; cp -R Fuzz/corpus/$$t/. $$scratch/$$t/corpus/; \
 	  echo "fuzz-$$t: $(FUZZ_SECONDS) s"; \
 	  if SWIFT_BACKTRACE=enable=no Fuzz/.build/release/fuzz-$$t $$scratch/$$t/corpus -max_total_time=$(FUZZ_SECONDS) -max_len=$$len \

@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "fuzz-policy", targets: ["FuzzPolicy"]),
         .executable(name: "fuzz-secret-reader", targets: ["FuzzSecretReader"]),
         .executable(name: "fuzz-askpass", targets: ["FuzzAskpass"]),
+        .executable(name: "fuzz-gate-protocol", targets: ["FuzzGateProtocol"]),
     ],
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium"),
@@ -34,6 +35,7 @@ let package = Package(
         .executableTarget(name: "FuzzPolicy", dependencies: ["CFuzzer", "Vault"], swiftSettings: harness),
         .executableTarget(name: "FuzzSecretReader", dependencies: ["CFuzzer", "Vault", "Slots"], swiftSettings: harness),
         .executableTarget(name: "FuzzAskpass", dependencies: ["CFuzzer", "Vault", "Slots"], swiftSettings: harness),
+        .executableTarget(name: "FuzzGateProtocol", dependencies: ["CFuzzer", "Vault", "Slots"], swiftSettings: harness),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -29,6 +29,7 @@ struct SlotErrorTextTests {
         .tpmLockout(seconds: 600),
         .tpmLockout(seconds: nil),
         .tpmHelperMissing(path: "/usr/local/bin/vaultctl-tpm"),
+        .gateUnavailable("it is not running set-group-ID vaultctl (no_new_privs is set for it), so it refuses to run"),
     ]
 
     @Test func everyCaseIsCovered() {
@@ -37,11 +38,11 @@ struct SlotErrorTextTests {
             switch error {
             case .empty, .badSecretSize, .foreignMachine, .wrongSlot, .tampered, .unsafePermissions,
                  .serviceUnavailable, .locked, .promptUnanswered, .io, .tpmUnavailable, .tpmForeign, .tpmLockout, .tpmCannotSeal,
-                 .noTPMToSeal, .tpmHelperMissing:
+                 .noTPMToSeal, .tpmHelperMissing, .gateUnavailable:
                 break
             }
         }
-        #expect(Self.everyCase.count == 19)
+        #expect(Self.everyCase.count == 20)
     }
 
     @Test(arguments: everyCase)

@@ -28,7 +28,14 @@ struct VaultFuzzCorpusReplayTests {
         #expect(problem == nil, "askpass/\(file)")
     }
 
-    @Test(arguments: ["policy", "secret-reader", "askpass"])
+    @Test(arguments: FuzzCorpus.files("gate-protocol"))
+    func gateProtocolInputIsHandled(_ file: String) throws {
+        let bytes = try FuzzCorpus.read("gate-protocol", file)
+        let problem = bytes.withUnsafeBytes { GateProtocolFuzzCheck.violation($0) }
+        #expect(problem == nil, "gate-protocol/\(file)")
+    }
+
+    @Test(arguments: ["policy", "secret-reader", "askpass", "gate-protocol"])
     func corpusIsPresent(_ target: String) {
         #expect(FuzzCorpus.files(target).count >= 5, "Fuzz/corpus/\(target) is missing or nearly empty")
     }

@@ -1,0 +1,1 @@
+../../../Tests/VaultTests/Fuzz/GateProtocolFuzzCheck.swift

@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import Slots
+@testable import Vault
+
+/// The gate protocol's frames, requests and refusals: strict parsing, and exact round trips.
+@Suite struct GateProtocolTests {
+    static func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
+
+    @Test func aHeaderIsAWordASpaceAndALengthWithinTheWordsBound() {
+        func header(_ s: String) -> (GateWord, Int)? { Self.bytes(s).withUnsafeBytes { GateFrame.parseHeader($0) } }
+        #expect(header("request 11")! == (.request, 11))
+        #expect(header("ok 0")! == (.ok, 0))
+        #expect(header("ok 65536")! == (.ok, 65536))
+        #expect(header("ok 65537") == nil)  // more than a secret
+        #expect(header("request 4097") == nil)  // more than a word or message
+        #expect(header("request 011") == nil)  // leading zero
+        #expect(header("request  11") == nil)
+        #expect(header("request 11 ") == nil)
+        #expect(header("Request 11") == nil)
+        #expect(header("shout 1") == nil)
+        #expect(header("request -1") == nil)
+        #expect(header("request") == nil)
+        #expect(header("request 1234567") == nil)
+    }
+
+    @Test func framesAreWrittenAndParsedBackExactly() throws {
+        let frames = [GateFrame(.request, text: "1 read mail"), GateFrame(.secret, text: "hunter2\n\0x"), GateFrame(.cancel, text: "")]
+        let stream = frames.flatMap { $0.encoded().withUnsafeBytes { Array($0) } }
+        #expect(stream == Self.bytes("request 11\n1 read mailsecret 10\nhunter2\n\0xcancel 0\n"))
+        let parsed = try #require(stream.withUnsafeBytes { GateFrame.parseAll($0) })
+        #expect(parsed.map(\.word) == [.request, .secret, .cancel])
+        #expect(parsed.map(\.text) == ["1 read mail", "hunter2\n\0x", ""])
+        // Cut short anywhere: not a stream of frames.
+        for cut in 1..<stream.count where ![22, 42].contains(cut) {
+            #expect(Array(stream[..<cut]).withUnsafeBytes { GateFrame.parseAll($0) } == nil, "cut at \(cut)")
+        }
+    }
+
+    @Test func everyRequestPrintsAndParsesBackToItself() throws {
+        let mail = try #require(SlotName("mail"))
+        let requests: [GateRequest] = [.holding(mail), .names, .read(mail), .store(mail), .delete(mail),
+                                       .authenticate(nil, reason: "unlock the vault"), .authenticate(mail, reason: "read slot 'mail'"),
+                                       .lock, .unlock, .isLocked]
+        for r in requests { #expect(GateRequest.parse(r.text) == r, "\(r.text)") }
+        #expect(GateRequest.parse("2 read mail") == nil)  // another version
+        #expect(GateRequest.parse("1 read") == nil)
+        #expect(GateRequest.parse("1 read mail extra") == nil)
+        #expect(GateRequest.parse("1 read ../mail") == nil)
+        #expect(GateRequest.parse("1 names\n") == nil)
+        #expect(GateRequest.parse("1 authenticate - ") == nil)
+        // A reason's control characters never reach the gate's log or prompt.
+        #expect(GateRequest.authenticate(nil, reason: "a\nb\u{1b}[2J").text == "1 authenticate - a b [2J")
+    }
+
+    @Test func everyRefusalTheGateSendsDecodesToTheSameError() throws {
+        let mail = try #require(SlotName("mail"))
+        let errors: [VaultError] = [
+            .slot(.empty(mail)), .slot(.badSecretSize(0)), .slot(.foreignMachine(path: "/a")),
+            .slot(.wrongSlot(path: "/a", belongsTo: "b")), .slot(.tampered(path: "/a", detail: "d")),
+            .slot(.unsafePermissions(path: "/a", detail: "d")), .slot(.serviceUnavailable("x")), .slot(.locked("x")),
+            .slot(.promptUnanswered("x")), .slot(.tpmUnavailable(path: "/a", detail: "d")), .slot(.tpmCannotSeal(detail: "d")),
+            .slot(.noTPMToSeal(detail: "d")), .slot(.tpmForeign(path: "/a")), .slot(.tpmLockout(seconds: 7)),
+            .slot(.tpmLockout(seconds: nil)), .slot(.tpmHelperMissing(path: "/a")), .slot(.gateUnavailable("why")),
+            .slot(.io(path: "/a", errno: 5, operation: "read")),
+            .authenticationFailed("m"), .notAuthenticated("m"), .accountRefused("m"), .authenticationUnavailable("m"),
+            .refused("m"), .badInput("m"), .busy(retryAfter: 1), .lockHeld(path: "/a", holder: nil, seconds: 5),
+            .configuration(path: "/a", detail: "d"), .blocked(until: 100.5, now: 50.25),
+            .authenticationFailedAndBlocked("m", until: 9), .vaultLocked, .auditUnwritable, .changedMeanwhile(mail),
+        ]
+        for e in errors {
+            let text = GateRefusal.encode(e)
+            let back = try #require(GateRefusal.decode(text), "\(text.debugDescription)")
+            #expect("\(back)" == "\(e)")
+        }
+        #expect(GateRefusal.decode("slot\u{1F}empty") == nil)
+        #expect(GateRefusal.decode("no-such-kind\u{1F}x") == nil)
+        // A field cannot carry the separator or a line break into the CLI's one-line message.
+        #expect(GateRefusal.encode(.refused("a\u{1F}b\nc")) == "refused\u{1F}a b c")
+    }
+
+    @Test func aHoldingAnswerSaysEmptyOrTheBindingAndTag() {
+        let h = GateHolding(binding: "machine-id", tag: [0x00, 0xab, 0x10])
+        #expect(GateHolding.text(h) == "holds machine-id 00ab10")
+        #expect(GateHolding.parse("holds machine-id 00ab10") == .some(h))
+        #expect(GateHolding.parse("empty") == .some(nil))
+        #expect(GateHolding.parse("holds machine-id 0ab") == nil)
+        #expect(GateHolding.parse("holds Machine 00") == nil)
+        #expect(GateHolding.parse("full") == nil)
+    }
+
+    @Test func theReaderTakesOneFrameAtATimeAndGivesUpAtItsDeadline() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]) }
+        let stream = Self.bytes("hello 11\n1 protectedok 2\nhirequest 5\n1 na")
+        _ = stream.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
+        let reader = GateFrameReader(fd: fds[0])
+        let hello = try reader.next(within: 1).get()
+        #expect(hello.word == .hello && hello.text == "1 protected")
+        let ok = try reader.next(within: 1).get()
+        #expect(ok.word == .ok && ok.text == "hi")
+        // The rest of a frame never comes: the deadline ends the wait.
+        guard case .failure(.timedOut) = reader.next(within: 0.2) else { Issue.record("no timeout"); return }
+        close(fds[1])
+        guard case .failure(.endOfInput) = reader.next(within: 1) else { Issue.record("no end"); return }
+    }
+
+    @Test func theReaderRefusesWhatIsNotAFrame() {
+        for junk in ["hello 11 1 protected\n", "GET / HTTP/1.1\r\n", String(repeating: "a", count: 40), "ok 3\nab"] {
+            var fds: [Int32] = [0, 0]
+            #expect(pipe(&fds) == 0)
+            _ = Self.bytes(junk).withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
+            close(fds[1])
+            let result = GateFrameReader(fd: fds[0]).next(within: 1)
+            close(fds[0])
+            guard case .failure(.malformed) = result else { Issue.record("\(junk.debugDescription): \(result)"); continue }
+        }
+    }
+}
