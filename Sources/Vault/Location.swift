@@ -39,7 +39,7 @@ public struct LocationStatus: Sendable, Equatable {
     public let state: State
     /// The mode `loadMode` answered; nil for unknown and none.
     public let mode: SlotMode?
-    public let message: String
+    public var message: String
     /// For a value in the device slot: what binds its key to this machine (`tpm2` or `machine-id`).
     public var binding: String? = nil
 }

@@ -11,22 +11,32 @@ import Vault
 enum StartupChecks {
     /// The variables kept (as polkit's helper keeps them): the language of PAM's messages. PATH is set, not kept.
     static let kept = ["LANG", "LANGUAGE", "LC_MESSAGES"]
-    static let path = "/usr/sbin:/usr/bin:/sbin:/bin"
+    static let path = GateClient.gatePATH
 
-    /// The Swift runtime reads `SWIFT_*` variables before `main`, even in a set-group-ID process: when any
-    /// is set, the gate starts again (its own file, through /proc/self/exe) without them.
-    static func restartWithoutSwiftVariables() {
-        var clean: [UnsafeMutablePointer<CChar>?] = []
-        var found = false
+    /// The Swift runtime reads `SWIFT_*` variables before `main`, even in a set-group-ID process, and every
+    /// other variable is the caller's choice: unless the environment is exactly the clean one (PATH fixed,
+    /// the kept language variables), the gate starts again (its own file, through /proc/self/exe) with the
+    /// clean one, so not even its image in memory (/proc/PID/environ) holds what the caller set. vaultctl
+    /// gives the clean one, so it starts once. `--restarted` marks the second start: it never starts a
+    /// third time, unless `SWIFT_*` variables are there (which the clean environment never has).
+    static func restartInCleanEnvironment() {
+        var current: [String] = []
+        var swift = false
         var at = environ
         while let entry = at.pointee {
-            if strncmp(entry, "SWIFT_", 6) == 0 { found = true } else { clean.append(entry) }
+            if strncmp(entry, "SWIFT_", 6) == 0 { swift = true }
+            current.append(String(cString: entry))
             at += 1
         }
-        guard found else { return }
-        clean.append(nil)
-        execve("/proc/self/exe", CommandLine.unsafeArgv, clean)
-        refuse(.slot(.gateUnavailable("it could not start again without the SWIFT_ variables of its environment (\(String(cString: strerror(errno))))")))
+        var clean = ["PATH=\(path)"]
+        for name in kept { if let v = getenv(name) { clean.append("\(name)=\(String(cString: v))") } }
+        if current.sorted() == clean.sorted() { return }
+        let restarted = CommandLine.arguments.dropFirst().contains("--restarted")
+        if restarted && !swift { return }  // clearInheritance clears what is left
+        let cEnv: [UnsafeMutablePointer<CChar>?] = clean.map { strdup($0) } + [nil]
+        let cArgs: [UnsafeMutablePointer<CChar>?] = [strdup("vaultctl-gate"), strdup("--restarted"), nil]
+        execve("/proc/self/exe", cArgs, cEnv)
+        refuse(.slot(.gateUnavailable("it could not start again in a clean environment (\(String(cString: strerror(errno))))")))
     }
 
     /// Refuses (69) unless the kernel made this process set-group-ID `vaultctl`: AT_SECURE and the group.

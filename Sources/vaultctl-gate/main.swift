@@ -8,7 +8,7 @@ import Vault
 // vaultctl-gate: installed 2755 root:vaultctl, the only program that reaches the protected store
 // (/var/lib/vaultctl). The CLI starts it for each command that needs it and speaks the gate protocol
 // (GateFrame) on its standard input and output. See docs/gate.md.
-StartupChecks.restartWithoutSwiftVariables()
+StartupChecks.restartInCleanEnvironment()
 Hardening.ensureStandardDescriptors()
 StartupChecks.checkPrivilege()
 StartupChecks.clearInheritance()

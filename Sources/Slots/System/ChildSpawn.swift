@@ -46,7 +46,9 @@ public enum ChildSpawn {
     /// `setup` adds; the pid, or the errno of the failure. The corresponding C functions are `posix_spawnp`
     /// and `posix_spawn`. With `ownGroup`, the child leads a new process group (its pid is the group's id),
     /// so it can be ended together with whatever it started.
+    /// `environment`: the child's whole environment ("NAME=value" each); nil: this process's own.
     public static func start(_ argv: [String], searchingPATH: Bool = true, ownGroup: Bool = false,
+                             environment: [String]? = nil,
                              actions setup: (inout posix_spawn_file_actions_t) -> Void) -> Result<pid_t, SpawnFailure> {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -81,10 +83,15 @@ public enum ChildSpawn {
             }
         } + [nil]
         defer { cArgs.forEach { $0?.deallocate() } }
+        let cEnv: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup($0) } + [nil] }
+        defer { cEnv?.forEach { free($0) } }
         var pid: pid_t = 0
-        let rc = searchingPATH
-            ? posix_spawnp(&pid, argv[0], &actions, &attr, cArgs, environ)
-            : posix_spawn(&pid, argv[0], &actions, &attr, cArgs, environ)
+        let rc = (cEnv ?? []).withUnsafeBufferPointer { given -> Int32 in
+            let env = cEnv == nil ? UnsafePointer(environ) : given.baseAddress!
+            return searchingPATH
+                ? posix_spawnp(&pid, argv[0], &actions, &attr, cArgs, env)
+                : posix_spawn(&pid, argv[0], &actions, &attr, cArgs, env)
+        }
         return rc == 0 ? .success(pid) : .failure(SpawnFailure(errno: rc))
     }
 

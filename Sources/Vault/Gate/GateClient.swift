@@ -13,6 +13,8 @@ public final class GateClient: @unchecked Sendable {
     let source: PasswordSource
     /// How long one frame may take when a person may be asked (PAM's own delays and a person's answer).
     let promptSeconds: Double
+    /// The PATH the gate sets for itself (its `StartupChecks.path`).
+    public static let gatePATH = "/usr/sbin:/usr/bin:/sbin:/bin"
     /// How long one frame may take when nobody is asked (the gate reads a few files).
     static let quickSeconds = 10.0
 
@@ -51,7 +53,13 @@ public final class GateClient: @unchecked Sendable {
         guard let input = ChildSpawn.pipe(), let output = ChildSpawn.pipe() else {
             return .failure(.slot(.gateUnavailable("no pipe to talk to it (\(String(cString: strerror(errno))))")))
         }
-        let spawned = ChildSpawn.start([path], searchingPATH: false) { actions in
+        // The gate keeps only these of any environment (it starts again without the rest), so it is given
+        // only these: no second start.
+        let kept: [String] = ["LANG", "LANGUAGE", "LC_MESSAGES"]
+        let environment = ["PATH=\(Self.gatePATH)"] + kept.compactMap { (name: String) -> String? in
+            getenv(name).map { "\(name)=\(String(cString: $0))" }
+        }
+        let spawned = ChildSpawn.start([path], searchingPATH: false, environment: environment) { actions in
             posix_spawn_file_actions_adddup2(&actions, input.read, 0)
             posix_spawn_file_actions_adddup2(&actions, output.write, 1)
         }

@@ -56,13 +56,17 @@ struct AttemptMarkers: Sendable {
 
     /// The kernel's start time of process `pid` (field 22 of `/proc/PID/stat`, in clock ticks since boot);
     /// nil when it cannot be read.
-    static func startTime(of pid: Int32) -> UInt64? {
+    static func startTime(of pid: Int32) -> UInt64? { processStat(of: pid)?.startTime }
+
+    /// The state letter (field 3) and start time (field 22) of `/proc/PID/stat`.
+    static func processStat(of pid: Int32) -> (state: UInt8, startTime: UInt64)? {
         guard let stat = ProcFile.read("/proc/\(pid)/stat", limit: 4096),
               let close = stat.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
         // fields[0] is field 3 (state), so field 22 is fields[19].
-        guard fields.count > 19 else { return nil }
-        return UInt64(String(decoding: fields[19], as: UTF8.self))
+        guard fields.count > 19, let state = fields[0].first,
+              let start = UInt64(String(decoding: fields[19], as: UTF8.self)) else { return nil }
+        return (state, start)
     }
 
     /// Every marker. One that cannot be read safely counts as answered (a place must never be cheaper to

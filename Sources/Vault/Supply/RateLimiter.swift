@@ -30,10 +30,14 @@ public struct RateLimiter: Sendable {
 
     /// The real check: the pid exists (EPERM: it does, as another user's) and, when the marker knows its
     /// process's start time, it is that process and not a later one that got the same pid.
+    /// A process that was killed and not yet reaped (a zombie: its parent has not waited for it, as a CLI
+    /// whose gate was killed has not) is gone too: it will never give its place back.
     @Sendable public static func processIsAlive(_ pid: Int32, _ startTime: UInt64?) -> Bool {
         guard kill(pid, 0) == 0 || errno != ESRCH else { return false }
+        guard let stat = AttemptMarkers.processStat(of: pid) else { return true }
+        if stat.state == UInt8(ascii: "Z") || stat.state == UInt8(ascii: "X") { return false }
         guard let startTime else { return true }
-        return AttemptMarkers.startTime(of: pid).map { $0 == startTime } ?? true
+        return stat.startTime == startTime
     }
 
     /// When the block ends, or nil when not blocked.

@@ -6,6 +6,17 @@ import Vault
 enum DeviceKeyCommand {
     static func status(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let vault = try context.vault()
+        let protection = try context.protection()
+        if case .gate = protection {
+            // The key is in the gate's store, which this process cannot read: the gate says what it holds.
+            let message = "The device key is in vaultctl-gate's protected store (/var/lib/vaultctl), which only the gate can read; it is bound to this machine's id (/etc/machine-id), not sealed by a TPM. " + protection.sentence
+            if args.has("json") {
+                Output.out("{\"binding\":\"machine-id\",\"boundary\":\"gate\",\"message\":\(JSON.string(message)),\"tpm\":null}\n")
+            } else {
+                Output.out("machine-id: \(message)\n")
+            }
+            return
+        }
         guard let device = vault.sealedDevice else { throw CommandFailure(code: .failure, message: "The device slot is not a sealed-file slot.") }
         let state: SealedFileSlot.KeyState
         do { state = try device.keyState() } catch { throw ErrorReport.failure(error) }
@@ -35,11 +46,12 @@ enum DeviceKeyCommand {
                 ("tpmSlots", String(state.tpmSlots)),
                 ("machineIdSlots", String(state.machineIDSlots)),
                 ("unfinished", state.unfinished ? "true" : "false"),
-                ("message", JSON.string(message)),
+                ("message", JSON.string(message + " " + protection.sentence)),
+                ("boundary", JSON.string(protection.word)),
             ]
             Output.out("{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}\n")
         } else {
-            Output.out("\(binding?.rawValue ?? "none"): \(message)\n")
+            Output.out("\(binding?.rawValue ?? "none"): \(message) \(protection.sentence)\n")
         }
     }
 

@@ -12,7 +12,8 @@ enum ListCommand {
             let slots = listing.entries.map { "{\"slot\":\(JSON.string($0.name.rawValue)),\"mode\":\"\($0.mode.rawValue)\"}" }
             let syncError = listing.syncError.map { JSON.string(SlotErrorText.describe($0)) } ?? "null"
             let locked = listing.sync.lockedPlaces.map(JSON.string).joined(separator: ",")
-            Output.out("{\"lockedCollections\":[\(locked)],\"slots\":[\(slots.joined(separator: ","))],\"syncError\":\(syncError)}\n")
+            let boundary = JSON.string(try context.protection().word)
+            Output.out("{\"boundary\":\(boundary),\"lockedCollections\":[\(locked)],\"slots\":[\(slots.joined(separator: ","))],\"syncError\":\(syncError)}\n")
         } else {
             // Tab-separated for scripts; on a terminal, the names padded to the longest so modes line up.
             // One write for the whole listing, not one per line (a thousand slots made a thousand writes).

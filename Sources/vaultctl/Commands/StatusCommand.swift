@@ -6,8 +6,13 @@ enum StatusCommand {
     static func run(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let name = try context.slotName(args.positionals[0])
         let vault = try context.vault()
-        let status: LocationStatus
+        var status: LocationStatus
         do { status = try vault.status(name) } catch { throw ErrorReport.failure(error) }
+        // Which boundary guards a device-slot value: the gate, or none (and why an installed gate is not in effect).
+        let protection = try context.protection()
+        if status.mode == .device {
+            status.message += " " + protection.sentence
+        }
         // Supply facts are shown only when the slot was ever allowed or supplied.
         // Supply facts need the policy (for the default); a malformed policy must not stop status.
         let supply = try? context.supplyState()
@@ -17,7 +22,8 @@ enum StatusCommand {
             let lastJSON = last.flatMap { $0 }.flatMap { $0 }.map {
                 "{\"time\":\(JSON.string(TimeText.iso8601($0.time))),\"origin\":\(JSON.string($0.origin))}"
             } ?? "null"
-            Output.out("\(json(status, extra: [("allowSupply", allowed ? "true" : "false"), ("lastSupply", lastJSON)]))\n")
+            let extra = [("allowSupply", allowed ? "true" : "false"), ("lastSupply", lastJSON), ("boundary", JSON.string(protection.word))]
+            Output.out("\(json(status, extra: extra))\n")
         } else {
             var line = "\(status.state.rawValue): \(status.message)"
             if allowed { line += " It may be supplied to other programs." }

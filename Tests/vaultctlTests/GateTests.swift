@@ -1,0 +1,225 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// Protected mode: the device slot, rate limit, vault lock and audit log behind the set-group-ID
+/// `vaultctl-gate`, on a machine where it is installed as `make install` puts it (`GateMachine`), with a real
+/// PAM stack. Each test is an attack that programs running as the user could make, and must fail closed.
+@Suite(.serialized, .enabled(if: GateMachine.canRun, "needs root: a mount namespace, users and a set-group-ID file"))
+final class GateTests {
+    static let shared = Result { try GateMachine.start() }
+    let m: GateMachine
+
+    init() throws {
+        m = try Self.shared.get()
+        m.reset()
+    }
+
+    func store(_ user: String, _ slot: String, _ value: String, askpass: String? = nil) -> ProcessResult {
+        m.run(user, ["store", slot], stdin: .text(value), environment: askpass.map { ["VAULT_ASKPASS": $0] } ?? [:])
+    }
+
+    func read(_ user: String, _ slot: String, password: String, program: String? = nil,
+              environment: [String: String] = [:], wrap: [String] = []) -> ProcessResult {
+        m.run(user, ["read", slot, "--password-stdin"], program: program, stdin: .text(password + "\n"),
+              environment: environment, wrap: wrap)
+    }
+
+    @Test func aReadNeedsTheUsersOwnPasswordAndTheValueLivesOnlyBehindTheGate() throws {
+        let stored = store("alice", "mail", "s3cret")
+        #expect(stored.status == 0, "\(stored)")
+        let good = read("alice", "mail", password: "alice-pw")
+        #expect(good.status == 0 && good.stdoutText == "s3cret", "\(good)")
+        let bobsPassword = read("alice", "mail", password: "bob-pw")
+        #expect(bobsPassword.status == 77 && bobsPassword.stdout.isEmpty, "\(bobsPassword)")
+        #expect(bobsPassword.stderr.contains("Authentication failed"), "\(bobsPassword)")
+
+        // Nothing of the vault is in alice's state folder, and alice cannot reach the store.
+        let uid = m.uid("alice")
+        let files = m.asRoot("find \(m.home("alice")) -type f -printf '%f\\n' | sort").stdoutText
+        #expect(!files.contains("device.key") && !files.contains("mail"), "\(files)")
+        for attempt in ["cat /var/lib/vaultctl/\(uid)/device.key", "ls /var/lib/vaultctl", "cat /var/lib/vaultctl/\(uid)/slots/mail",
+                        "rm -f /var/lib/vaultctl/\(uid)/ratelimit.json", "cp -r /var/lib/vaultctl/\(uid) /tmp/copy"] {
+            let r = m.run("alice", ["-c", attempt], program: "/bin/sh")
+            #expect(r.status != 0 && r.stderr.contains("Permission denied"), "\(attempt): \(r)")
+        }
+        // The gate's log says what happened, and the status says which boundary holds.
+        let log = m.gateLog("alice")
+        #expect(log.contains("\"command\":\"store\"") && log.contains("\"command\":\"read\",\"origin\""), "\(log)")
+        #expect(log.contains("\"result\":\"failed\""), "\(log)")
+        let status = m.run("alice", ["status", "mail", "--json"])
+        #expect(status.status == 0 && status.stdoutText.contains("\"boundary\":\"gate\""), "\(status)")
+    }
+
+    @Test func anLDPreloadShimThatSaysYesToPAMGetsNothingFromTheGate() throws {
+        let shimSource = try m.script("shim.c", "")
+        try "int pam_authenticate(void *h, int f) { return 0; }\nint pam_acct_mgmt(void *h, int f) { return 0; }\n"
+            .write(toFile: shimSource, atomically: true, encoding: .utf8)
+        let shim = "\(m.folder)/shim.so"
+        let cc = ProcessRunner.run("/usr/bin/cc", ["-shared", "-fPIC", "-o", shim, shimSource], environment: Fixtures.baseEnvironment)
+        try #require(cc.status == 0, "\(cc)")
+        chmod(shim, 0o755)
+
+        // The control: without the gate (the same binary, no gate beside it), the shim reads with any password.
+        let plainState = ["XDG_STATE_HOME": "\(m.home("alice"))/plain-state", "XDG_CONFIG_HOME": "\(m.home("alice"))/plain-config"]
+        #expect(m.run("alice", ["store", "mail"], program: m.plainVaultctl, stdin: .text("s3cret"), environment: plainState).status == 0)
+        var env = plainState
+        env["LD_PRELOAD"] = shim
+        let control = read("alice", "mail", password: "anything", program: m.plainVaultctl, environment: env)
+        #expect(control.status == 0 && control.stdoutText == "s3cret", "the shim must work where nothing stops it: \(control)")
+
+        // Protected: the gate runs PAM, and the loader ignores LD_PRELOAD in a set-group-ID program.
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        let attack = read("alice", "mail", password: "anything", environment: ["LD_PRELOAD": shim])
+        #expect(attack.status == 77 && attack.stdout.isEmpty, "\(attack)")
+        #expect(m.gateLog("alice").contains("\"result\":\"failed\""))
+    }
+
+    @Test func theGateRefusesToRunWhenTheKernelDidNotRaiseItsGroup() throws {
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        let nnp = read("alice", "mail", password: "alice-pw", wrap: ["/usr/bin/setpriv", "--no-new-privs", "--"])
+        #expect(nnp.status == 69 && nnp.stdout.isEmpty && nnp.stderr.contains("no_new_privs is set"), "\(nnp)")
+        if access("/usr/bin/strace", X_OK) == 0 {
+            let traced = read("alice", "mail", password: "alice-pw", wrap: ["/usr/bin/strace", "-f", "-o", "/dev/null", "--"])
+            #expect(traced.status == 69 && traced.stdout.isEmpty && traced.stderr.contains("a tracer"), "\(traced)")
+        }
+        // Not a quiet return to the state folder: even a status says the vault cannot be looked at.
+        let status = m.run("alice", ["status", "mail"], wrap: ["/usr/bin/setpriv", "--no-new-privs", "--"])
+        #expect(status.status == 69 && status.stderr.contains("vaultctl-gate"), "\(status)")
+    }
+
+    @Test func bobNeverReachesAlicesSlots() throws {
+        #expect(store("alice", "mail", "alice's").status == 0)
+        // Bob's gate looks in bob's folder only: his device slot is empty (and his keyring, here, unreachable).
+        let bob = read("bob", "mail", password: "bob-pw")
+        #expect(bob.status == 69 && bob.stdout.isEmpty && bob.stderr.contains("the Secret Service could not be asked"), "\(bob)")
+        let direct = m.run("bob", ["-c", "cat /var/lib/vaultctl/\(m.uid("alice"))/slots/mail"], program: "/bin/sh")
+        #expect(direct.status != 0 && direct.stderr.contains("Permission denied"), "\(direct)")
+        // Bob's own store is his, beside alice's.
+        #expect(store("bob", "mail", "bob's").status == 0)
+        #expect(read("bob", "mail", password: "bob-pw").stdoutText == "bob's")
+        #expect(read("alice", "mail", password: "alice-pw").stdoutText == "alice's")
+    }
+
+    @Test func failuresAreCountedByTheGateWhateverTheStateFolderSays() throws {
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        for _ in 0..<3 { _ = read("alice", "mail", password: "wrong") }
+        let blocked = read("alice", "mail", password: "alice-pw")
+        #expect(blocked.status == 75 && blocked.stdout.isEmpty && blocked.stderr.contains("blocked"), "\(blocked)")
+        // A state folder of another's choosing holds no rate limit the gate reads.
+        let elsewhere = read("alice", "mail", password: "alice-pw", environment: ["XDG_STATE_HOME": "/tmp", "XDG_CONFIG_HOME": "/tmp"])
+        #expect(elsewhere.status == 75 && elsewhere.stdout.isEmpty, "\(elsewhere)")
+        // Bob is not blocked by alice's failures.
+        #expect(store("bob", "mail", "b").status == 0)
+        #expect(read("bob", "mail", password: "bob-pw").status == 0)
+    }
+
+    @Test func theVaultLockIsTheGatesOwnMarker() throws {
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        let lock = m.run("alice", ["lock"])
+        #expect(lock.status == 0, "\(lock)")
+        let locked = read("alice", "mail", password: "alice-pw")
+        #expect(locked.status == 77 && locked.stderr.contains("locked"), "\(locked)")
+        let elsewhere = read("alice", "mail", password: "alice-pw", environment: ["XDG_STATE_HOME": "/tmp/nowhere"])
+        #expect(elsewhere.status == 77 && elsewhere.stdout.isEmpty, "\(elsewhere)")
+        let wrong = m.run("alice", ["unlock", "--password-stdin"], stdin: .text("wrong\n"))
+        #expect(wrong.status == 77, "\(wrong)")
+        let unlock = m.run("alice", ["unlock", "--password-stdin"], stdin: .text("alice-pw\n"))
+        #expect(unlock.status == 0, "\(unlock)")
+        #expect(read("alice", "mail", password: "alice-pw").stdoutText == "s3cret")
+    }
+
+    @Test func fourParallelWrongPasswordsReachPAMOnlyThreeTimes() async throws {
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        // Each answer is slow to come, so all four hold a place at once.
+        let slow = try m.script("slow-wrong", "sleep 1; echo wrong")
+        let m = self.m
+        let results = await withTaskGroup(of: ProcessResult.self) { group in
+            for _ in 0..<4 {
+                group.addTask { m.run("alice", ["read", "mail"], environment: ["VAULT_ASKPASS": slow]) }
+            }
+            var all: [ProcessResult] = []
+            for await r in group { all.append(r) }
+            return all
+        }
+        #expect(results.allSatisfy { $0.stdout.isEmpty }, "\(results)")
+        let failed = m.gateLog("alice").split(separator: "\n").filter { $0.contains("\"result\":\"failed\"") }
+        #expect(failed.count == 3, "\(m.gateLog("alice"))\n\(results)")
+        #expect(results.filter { $0.status == 75 }.count == 1, "\(results)")
+    }
+
+    @Test func noVariableOfTheCallerReachesTheGate() async throws {
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        let slow = try m.script("slow-right", "sleep 2; echo alice-pw")
+        let env = ["VAULT_ASKPASS": slow, "SWIFT_DETERMINISTIC_HASHING": "1", "SWIFT_BACKTRACE": "enable=yes",
+                   "LD_LIBRARY_PATH": "/tmp", "GCONV_PATH": "/tmp", "MARKER_OF_THE_CALLER": "1", "LANG": "C.UTF-8"]
+        let m = self.m
+        // Through vaultctl, and started by hand with everything set (its input held open for 3 s).
+        let direct = m.environment("alice", env).map { "\($0.key)=\($0.value)" }
+        let running = Task.detached { m.run("alice", ["read", "mail"], environment: env) }
+        let byHand = Task.detached {
+            m.run("alice", ["-c", "sleep 3 | env \(direct.map { "'\($0)'" }.joined(separator: " ")) '\(m.gate)' anything >/dev/null"], program: "/bin/sh")
+        }
+        // While the gates wait, root reads the environment of each (its image in memory).
+        var seen: [String: String] = [:]
+        for _ in 0..<40 where seen.count < 2 {
+            usleep(100_000)
+            let found = m.asRoot("for p in /proc/[0-9]*; do [ \"$(readlink $p/exe)\" = '\(m.gate)' ] && echo \"== $p\" && tr '\\0' '\\n' < $p/environ; done")
+            for block in found.stdoutText.components(separatedBy: "== ").dropFirst() {
+                let lines = block.split(separator: "\n")
+                if let pid = lines.first { seen[String(pid)] = lines.dropFirst().joined(separator: "\n") }
+            }
+        }
+        let r = await running.value
+        _ = await byHand.value
+        #expect(r.status == 0 && r.stdoutText == "s3cret", "\(r)")
+        #expect(seen.count >= 2, "both gates should have been seen waiting: \(seen)")
+        for (pid, environ) in seen {
+            let names = Set(environ.split(separator: "\n").map { String($0.prefix { $0 != "=" }) })
+            #expect(names.isSubset(of: ["PATH", "LANG", "LANGUAGE", "LC_MESSAGES"]), "\(pid): \(environ)")
+            #expect(environ.contains("LANG=C.UTF-8") && environ.contains("PATH=/usr/sbin:/usr/bin:/sbin:/bin"), "\(pid): \(environ)")
+        }
+    }
+
+    @Test func aGateKilledAfterTheAnswerWentInCountsAsAFailure() async throws {
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        // A stack that takes its time after the password (as a slow module would): the answer is in, the
+        // verdict is not.
+        m.asRoot("cp /etc/pam.d/vaultctl /etc/pam.d/vaultctl.saved && echo 'auth required pam_exec.so quiet /bin/sleep 5' >> /etc/pam.d/vaultctl")
+        defer { m.asRoot("mv /etc/pam.d/vaultctl.saved /etc/pam.d/vaultctl") }
+        let m = self.m
+        let running = Task.detached { m.run("alice", ["read", "mail", "--password-stdin"], stdin: .text("wrong\n")) }
+        var killed = false
+        for _ in 0..<50 where !killed {
+            usleep(100_000)
+            // The gate's child is the module's sleep: then the answer has gone in.
+            let r = m.asRoot("for p in /proc/[0-9]*; do [ \"$(readlink $p/exe)\" = '\(m.gate)' ] && pgrep -P ${p#/proc/} -x sleep >/dev/null && kill -9 ${p#/proc/} && exit 0; done; exit 1")
+            killed = r.status == 0
+        }
+        let r = await running.value
+        #expect(killed, "the gate was never seen waiting for its module")
+        #expect(r.status != 0 && r.stdout.isEmpty, "\(r)")
+        m.asRoot("mv /etc/pam.d/vaultctl.saved /etc/pam.d/vaultctl && cp /etc/pam.d/vaultctl /etc/pam.d/vaultctl.saved")
+        // The next attempt finds the dead attempt's place and counts it.
+        #expect(read("alice", "mail", password: "alice-pw").stdoutText == "s3cret")
+        let limit = m.asRoot("cat /var/lib/vaultctl/\(m.uid("alice"))/ratelimit.json").stdoutText
+        let failures = limit.components(separatedBy: "\"failures\":[").dropFirst().first?.prefix { $0 != "]" } ?? ""
+        #expect(failures.split(separator: ",").count == 1, "\(limit)")
+    }
+
+    @Test func aFileSizeLimitOrClosedDescriptorsLoseNothing() throws {
+        #expect(store("alice", "mail", "old").status == 0)
+        let askpass = try m.script("right", "echo alice-pw")
+        // RLIMIT_FSIZE 0: every write of the gate fails, and fails as an error, not a half-written file.
+        let limited = m.run("alice", ["store", "mail"], stdin: .text("new"), environment: ["VAULT_ASKPASS": askpass],
+                            wrap: ["/usr/bin/prlimit", "--fsize=0", "--"])
+        #expect(limited.status != 0, "\(limited)")
+        #expect(read("alice", "mail", password: "alice-pw").stdoutText == "old")
+        // The gate run with no descriptors at all: it cannot be made to write into a file it opens.
+        let bare = m.run("alice", ["-c", "'\(m.gate)' <&- >&- 2>&-; echo $?"], program: "/bin/sh")
+        #expect(bare.stdoutText != "0\n", "\(bare)")
+        #expect(read("alice", "mail", password: "alice-pw").stdoutText == "old")
+    }
+}

@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// A machine with `vaultctl-gate` installed as `make install` puts it (`scripts/gate-namespace.sh`): a mount
+/// namespace of its own, with the users alice and bob (passwords `alice-pw`, `bob-pw`), the group `vaultctl`,
+/// `/var/lib/vaultctl` root:vaultctl 0770, and a real PAM stack (pam_unix through the set-group-ID
+/// `unix_chkpwd`). pam_wrapper cannot reach into a set-group-ID program, so nothing here is a fake.
+///
+/// Needs root (the test suite runs as root in CI); `start()` throws otherwise, and the suites skip.
+final class GateMachine: @unchecked Sendable {
+    let folder: String
+    let holder: String
+
+    static var canRun: Bool { getuid() == 0 && access("/usr/bin/nsenter", X_OK) == 0 && access("/usr/bin/setpriv", X_OK) == 0 }
+
+    private init(folder: String, holder: String) {
+        self.folder = folder
+        self.holder = holder
+    }
+
+    static func start() throws -> GateMachine {
+        var template = Array("/tmp/vaultctl-gate-machine.XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw SetupError(description: "mkdtemp failed: errno \(errno)") }
+        let folder = String(cString: made)
+        let gate = "\(Paths.folder(of: Paths.vaultctl))/vaultctl-gate"
+        let r = ProcessRunner.run("\(Paths.repositoryRoot)/scripts/gate-namespace.sh", ["start", folder, Paths.vaultctl, gate],
+                                  environment: Fixtures.baseEnvironment)
+        guard r.status == 0, let pid = try? String(contentsOfFile: "\(folder)/pid"), !pid.isEmpty else {
+            throw SetupError(description: "scripts/gate-namespace.sh start failed: \(r)")
+        }
+        return GateMachine(folder: folder, holder: pid.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    deinit {
+        _ = ProcessRunner.run("\(Paths.repositoryRoot)/scripts/gate-namespace.sh", ["stop", folder], environment: Fixtures.baseEnvironment)
+        _ = ProcessRunner.run("/bin/rm", ["-rf", folder], environment: Fixtures.baseEnvironment)
+    }
+
+    var vaultctl: String { "\(folder)/m/prefix/bin/vaultctl" }
+    /// The same binary with no gate beside it: the unprotected mode.
+    var plainVaultctl: String { "\(folder)/m/plain/bin/vaultctl" }
+    var gate: String { "\(folder)/m/prefix/libexec/vaultctl/vaultctl-gate" }
+    func home(_ user: String) -> String { "\(folder)/m/home/\(user)" }
+
+    /// The uid the namespace gave `user`.
+    func uid(_ user: String) -> String {
+        asRoot("id -u \(user)").stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The user's environment: a home, system PATH, no session bus (the sync slot is not what these test).
+    func environment(_ user: String, _ extra: [String: String]) -> [String: String] {
+        var env = ["HOME": home(user), "PATH": Paths.systemPATH, "LANG": "C.UTF-8",
+                   "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"]
+        for (k, v) in extra { env[k] = v }
+        return env
+    }
+
+    /// Runs `program` (default: the installed vaultctl) with `arguments` as `user`, inside the machine,
+    /// `wrap` first (`setpriv --no-new-privs`, `strace -f`, `prlimit`…).
+    func run(_ user: String, _ arguments: [String], program: String? = nil, stdin: Stdin = .null,
+             environment extra: [String: String] = [:], wrap: [String] = [], timeout: Duration = .seconds(30),
+             sourceLocation: SourceLocation = #_sourceLocation) -> ProcessResult {
+        let setpriv = ["/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--init-groups", "--"]
+        return ProcessRunner.run("/usr/bin/nsenter", ["--mount=/proc/\(holder)/ns/mnt", "--"] + setpriv + wrap + [program ?? vaultctl] + arguments,
+                                 environment: environment(user, extra), stdin: stdin, timeout: timeout,
+                                 sourceLocation: sourceLocation)
+    }
+
+    /// A shell command as root inside the machine.
+    @discardableResult
+    func asRoot(_ command: String, sourceLocation: SourceLocation = #_sourceLocation) -> ProcessResult {
+        ProcessRunner.run("/usr/bin/nsenter", ["--mount=/proc/\(holder)/ns/mnt", "--", "/bin/bash", "-c", command],
+                          environment: Fixtures.baseEnvironment, sourceLocation: sourceLocation)
+    }
+
+    /// Every user's vault gone, on both sides: each test starts from a fresh machine.
+    func reset() {
+        asRoot("rm -rf /var/lib/vaultctl/* \(home("alice"))/.[!.]* \(home("bob"))/.[!.]* \(home("alice"))/* \(home("bob"))/*")
+    }
+
+    /// Writes an executable script (0755, readable by the users) into the machine's folder.
+    func script(_ name: String, _ body: String) throws -> String {
+        let path = "\(folder)/\(name)"
+        try ("#!/bin/sh\n" + body + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o755)
+        return path
+    }
+
+    /// The gate's audit log of `user`, read as root.
+    func gateLog(_ user: String) -> String {
+        asRoot("cat /var/lib/vaultctl/\(uid(user))/audit.log 2>/dev/null").stdoutText
+    }
+}
