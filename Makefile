@@ -103,6 +103,7 @@ dist:
 	install -d $(DIST)
 	install -m 0755 "$(BIN)" $(DIST)/vaultctl
 	install -m 0755 "$$(dirname "$(BIN)")/vaultctl-tpm" $(DIST)/vaultctl-tpm
+	install -m 0755 "$$(dirname "$(BIN)")/vaultctl-gate" $(DIST)/vaultctl-gate
 	$(DIST)/vaultctl help --man > $(DIST)/vaultctl.1
 	$(DIST)/vaultctl completion bash > $(DIST)/vaultctl.bash
 	$(DIST)/vaultctl completion zsh > $(DIST)/_vaultctl
@@ -122,12 +123,20 @@ PAMDIR ?= /etc/pam.d
 # policy.json from) and the PAM stack as shipped.
 DOCDIR ?= $(PREFIX)/share/doc/vaultctl
 DOCS = README.md SECURITY.md CHANGELOG.md
+# The gate (docs/gate.md): vaultctl looks for it at ../libexec/vaultctl/vaultctl-gate from its own folder, so
+# LIBEXECDIR follows BINDIR's PREFIX. Its store and its configuration are fixed paths (not under PREFIX):
+# the gate takes no path from anyone.
+LIBEXECDIR = $(PREFIX)/libexec/vaultctl
+GATE_GROUP = vaultctl
+STOREDIR = /var/lib/vaultctl
+CONFDIR = /etc/vaultctl
 INSTALLED = $(BINDIR)/vaultctl $(BINDIR)/vaultctl-tpm $(BINDIR)/git-credential-vaultctl $(PAMDIR)/vaultctl $(MANDIR)/man1/vaultctl.1 \
+            $(LIBEXECDIR)/vaultctl-gate \
             $(addprefix $(DOCDIR)/,$(DOCS)) $(DOCDIR)/policy.json $(DOCDIR)/pam.d/vaultctl \
             $(BASHCOMPDIR)/vaultctl $(ZSHCOMPDIR)/_vaultctl $(FISHCOMPDIR)/vaultctl.fish
 
 install:
-	@for f in vaultctl vaultctl-tpm vaultctl.1 vaultctl.bash _vaultctl vaultctl.fish; do \
+	@for f in vaultctl vaultctl-tpm vaultctl-gate vaultctl.1 vaultctl.bash _vaultctl vaultctl.fish; do \
 	  [ -f "$(DIST)/$$f" ] || { echo "make install: $(DIST)/$$f is missing: run 'make' first as yourself, then 'sudo make install'" >&2; exit 1; }; \
 	done
 	install -D -m 0755 $(DIST)/vaultctl $(DESTDIR)$(BINDIR)/vaultctl
@@ -141,10 +150,31 @@ install:
 	for d in $(DOCS); do install -D -m 0644 $$d $(DESTDIR)$(DOCDIR)/$$d; done
 	install -D -m 0644 policy/default.json $(DESTDIR)$(DOCDIR)/policy.json
 	install -D -m 0644 policy/pam.d/vaultctl $(DESTDIR)$(DOCDIR)/pam.d/vaultctl
+	install -D -m 0755 $(DIST)/vaultctl-gate $(DESTDIR)$(LIBEXECDIR)/vaultctl-gate
+	@# The root policy the gate enforces: a copy of the default, never over one an administrator changed.
+	@[ -e $(DESTDIR)$(CONFDIR)/policy.json ] || install -D -m 0644 policy/default.json $(DESTDIR)$(CONFDIR)/policy.json
+	@# The system steps: the group, the set-group-ID gate, the store. Into DESTDIR (a package's tree) they
+	@# are said, not done: they belong to whoever installs the tree (a package's maintainer scripts).
+	@if [ -n "$(DESTDIR)" ] || [ "$$(id -u)" != 0 ]; then \
+	  echo "make install: still to run as root on the target system, for vaultctl-gate:"; \
+	  echo "  groupadd --system $(GATE_GROUP)"; \
+	  echo "  chown root:$(GATE_GROUP) $(LIBEXECDIR)/vaultctl-gate && chmod 2755 $(LIBEXECDIR)/vaultctl-gate"; \
+	  echo "  install -d -m 0770 -o root -g $(GATE_GROUP) $(STOREDIR)"; \
+	else \
+	  getent group $(GATE_GROUP) >/dev/null || groupadd --system $(GATE_GROUP); \
+	  chown root:$(GATE_GROUP) $(LIBEXECDIR)/vaultctl-gate && chmod 2755 $(LIBEXECDIR)/vaultctl-gate; \
+	  install -d -m 0770 -o root -g $(GATE_GROUP) $(STOREDIR); \
+	  chown root:$(GATE_GROUP) $(STOREDIR) && chmod 0770 $(STOREDIR); \
+	  echo "make install: vaultctl-gate is set-group-ID $(GATE_GROUP) at $(LIBEXECDIR)/vaultctl-gate; new vaults are protected in $(STOREDIR)."; \
+	fi
 
-# Removes exactly the files install put there (folders stay: others may share them).
+# Removes exactly the files install put there (folders stay: others may share them). The protected store
+# stays: it holds people's secrets. The root policy stays when an administrator changed it.
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	@if cmp -s policy/default.json $(DESTDIR)$(CONFDIR)/policy.json; then rm -f $(DESTDIR)$(CONFDIR)/policy.json; \
+	elif [ -e $(DESTDIR)$(CONFDIR)/policy.json ]; then echo "make uninstall: kept $(CONFDIR)/policy.json, which was changed"; fi
+	@if [ -d $(DESTDIR)$(STOREDIR) ]; then echo "make uninstall: kept $(STOREDIR): it holds the protected vaults (device keys and slots); remove it yourself once nobody needs them"; fi
 
 clean:
 	$(SWIFT) package clean

@@ -20,7 +20,10 @@ do throws(VaultError) {
     try GateStore.checkRoot()
     let machine: MachineIdentity
     do { machine = try MachineIdentity.current() } catch { throw .slot(error) }
-    let policy = try GatePolicy.load()
+    // The user's own policy may tighten root's: read from the home directory's default place (the gate
+    // sees no XDG_CONFIG_HOME), as the user's own file (the gate runs as the user).
+    let home = getpwuid(getuid()).flatMap { $0.pointee.pw_dir.map { String(cString: $0) } } ?? "/nonexistent"
+    let policy = try RootPolicy.effective(userConfigFolder: "\(home)/.config/vaultctl")
     exit(GateSession(store: GateStore(uid: getuid()), user: user, machine: machine, policy: policy).run())
 } catch {
     StartupChecks.refuse(error)

@@ -136,7 +136,7 @@ final class Context {
             let config = locations.config
             let v = Vault(device: GateSlot(client: client), sync: SecretServiceSlot(), record: ModeRecord(folder: config),
                           gate: GatePresence(client: client), changeLock: "\(locations.state)/.changes.lock",
-                          changeGates: { () throws(VaultError) in try Policy.load(configFolder: config).gates })
+                          changeGates: { () throws(VaultError) in try RootPolicy.effective(userConfigFolder: config).gates })
             builtVault = v
             return v
         }

@@ -116,6 +116,25 @@ final class GateTests {
         #expect(read("bob", "mail", password: "bob-pw").status == 0)
     }
 
+    @Test func theUsersPolicyMayTightenTheRateLimitAndNeverLoosenIt() throws {
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        let config = "\(m.home("alice"))/.config/vaultctl"
+        func userPolicy(_ failures: Int) {
+            m.asRoot("mkdir -p \(config) && echo '{\"version\": 1, \"rateLimit\": {\"failures\": \(failures)}}' > \(config)/policy.json && chown -R alice: \(m.home("alice"))/.config && chmod 700 \(config) && chmod 600 \(config)/policy.json")
+        }
+        userPolicy(100)
+        for _ in 0..<3 { _ = read("alice", "mail", password: "wrong") }
+        let blocked = read("alice", "mail", password: "alice-pw")
+        #expect(blocked.status == 75, "root's three failures hold whatever the user's policy says: \(blocked)")
+
+        m.reset()
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        userPolicy(1)
+        _ = read("alice", "mail", password: "wrong")
+        let tighter = read("alice", "mail", password: "alice-pw")
+        #expect(tighter.status == 75, "the user's one failure holds: \(tighter)")
+    }
+
     @Test func theVaultLockIsTheGatesOwnMarker() throws {
         #expect(store("alice", "mail", "s3cret").status == 0)
         let lock = m.run("alice", ["lock"])

@@ -11,6 +11,7 @@ import Testing
 struct InstallTests {
     static let installed = [
         "/etc/pam.d/vaultctl",
+        "/etc/vaultctl/policy.json",
         "/usr/bin/git-credential-vaultctl",
         "/usr/bin/vaultctl",
         "/usr/bin/vaultctl-tpm",
@@ -23,6 +24,7 @@ struct InstallTests {
         "/usr/share/fish/vendor_completions.d/vaultctl.fish",
         "/usr/share/man/man1/vaultctl.1",
         "/usr/share/zsh/site-functions/_vaultctl",
+        "/usr/libexec/vaultctl/vaultctl-gate",
     ]
 
     static func make(_ args: [String], sourceLocation: SourceLocation = #_sourceLocation) -> ProcessResult {
@@ -56,6 +58,12 @@ struct InstallTests {
         let install = Self.make(["install", "DIST=\(dist)", "DESTDIR=\(root)", "PREFIX=/usr"])
         try #require(install.status == 0, "\(install)")
         #expect(Self.files(under: root) == (Self.installed + ["/etc/pam.d/other"]).sorted())
+        // Into DESTDIR the gate is copied, and its system steps are said, not done.
+        for step in ["groupadd --system vaultctl", "chown root:vaultctl /usr/libexec/vaultctl/vaultctl-gate && chmod 2755",
+                     "install -d -m 0770 -o root -g vaultctl /var/lib/vaultctl"] {
+            #expect(install.stdoutText.contains(step), "\(install)")
+        }
+        #expect(FileText.read("\(root)/etc/vaultctl/policy.json") == FileText.read("\(Paths.repositoryRoot)/policy/default.json"))
         let newer = ProcessRunner.run(Paths.tool("find"), [Paths.repositoryRoot, "-newer", marker, "-not", "-path", "*/.git/*"],
                                       environment: Fixtures.baseEnvironment)
         #expect(newer.stdoutText.isEmpty, "install wrote in the source tree: \(newer.stdoutText)")
@@ -92,7 +100,8 @@ struct InstallTests {
         #expect(Self.files(under: root) == ["/etc/pam.d/other"], "uninstall removed exactly what install put there")
     }
 
-    /// PREFIX moves everything but the PAM service (which PAM reads only from /etc/pam.d).
+    /// PREFIX moves everything but the PAM service (which PAM reads only from /etc/pam.d) and the gate's
+    /// root policy (which the gate reads only from /etc/vaultctl).
     @Test func prefixIsHonoured() throws {
         let work = try Fixtures.makeFolder("prefix")
         let made = Self.make(["dist", "BIN=\(Paths.vaultctl)", "DIST=\(work)/dist"])
