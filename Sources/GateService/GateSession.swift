@@ -49,7 +49,7 @@ public final class GateSession {
 
     /// Runs the exchange; the exit status.
     public func run() -> Int32 {
-        let protected = (try? store.exists()) ?? false
+        let protected = (try? store.isProtected()) ?? false
         guard GateFrame(.hello, text: "\(GateRequest.version) \(protected ? "protected" : "new")").write(to: output) else { return 74 }
         while true {
             let frame: GateFrame
@@ -91,7 +91,7 @@ public final class GateSession {
         case .isLocked:
             return Self.text(try vaultLock.isLocked() ? "locked" : "unlocked")
         case .lock:
-            try store.ensure()
+            try store.ensure(marking: true)
             try vaultLock.lock(time: clock.now(), origin: origin)
             log("lock", nil, "ok")
             return Self.text("")
@@ -128,7 +128,7 @@ public final class GateSession {
             case .success(let f) where f.word == .secret: value = f.payload
             default: throw .badInput("vaultctl-gate got no value after the store request")
             }
-            try store.ensure()
+            try store.ensure(marking: true)
             let replaces: Bool
             switch slot.holding(name) {
             case .empty: replaces = false
@@ -142,6 +142,26 @@ public final class GateSession {
                 throw .slot(error)
             }
             log("store", name, replaces ? "replaced" : "ok")
+            return Self.text("")
+        case .importValue(let name):
+            // Only after an authentication in this exchange: `device-key protect` asks first.
+            guard authenticated else { throw .notAuthenticated("moving a value in needs an authentication first") }
+            try admit()
+            let value: SecretBytes
+            switch reader.next(within: Self.valueSeconds) {
+            case .success(let f) where f.word == .secret: value = f.payload
+            default: throw .badInput("vaultctl-gate got no value after the import request")
+            }
+            do { try slot.write(name, value) } catch {
+                log("import", name, "error", reason: Self.reason(.slot(error)))
+                throw .slot(error)
+            }
+            log("import", name, "ok")
+            return Self.text("")
+        case .finishImport:
+            guard authenticated else { throw .notAuthenticated("protecting the vault needs an authentication first") }
+            try store.ensure(marking: true)
+            log("protect", nil, "ok")
             return Self.text("")
         case .delete(let name):
             try admit()
@@ -177,7 +197,7 @@ public final class GateSession {
 
     /// The audit log must take a line (fail closed: no line, no secret), and the rate limit must not block.
     func checkBeforePrompt() throws(VaultError) {
-        try store.ensure()
+        try store.ensure(marking: false)
         try audit.checkWritable()
         try limiter.check()
     }

@@ -34,12 +34,27 @@ public struct GateStore: Sendable {
         do { return try SecureFile.privateFolderExists(folder) } catch { throw .slot(error) }
     }
 
-    /// Makes this user's folder when there is none (its parent, the store, is never made here).
-    public func ensure() throws(VaultError) {
-        if try exists() { return }
-        if mkdir(folder, 0o700) != 0 && errno != EEXIST {
-            throw .slot(.io(path: folder, errno: errno, operation: "create folder"))
+    /// The marker that says this user's vault is protected: written by a first change through the gate, or
+    /// by `device-key protect` once every slot of the vault from before is in. Until then the CLI keeps using
+    /// the state folder's vault (a move under way leaves every slot readable there).
+    var marker: String { "\(folder)/protected" }
+
+    public func isProtected() throws(VaultError) -> Bool {
+        guard try exists() else { return false }
+        do { return try SecureFile.privateFileExists(marker) } catch { throw .slot(error) }
+    }
+
+    /// Makes this user's folder when there is none (its parent, the store, is never made here); `marking`:
+    /// and says the vault is protected.
+    public func ensure(marking: Bool) throws(VaultError) {
+        if try !exists() {
+            if mkdir(folder, 0o700) != 0 && errno != EEXIST {
+                throw .slot(.io(path: folder, errno: errno, operation: "create folder"))
+            }
+            _ = try exists()
         }
-        _ = try exists()
+        if marking, try !isProtected() {
+            do { try SecureFile.write(marker, Array("protected\n".utf8)) } catch { throw .slot(error) }
+        }
     }
 }

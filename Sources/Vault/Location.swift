@@ -144,7 +144,7 @@ extension Vault {
             var message: String
             if mode == .device {
                 message = "Slot '\(name)' is read from the device slot, but a copy is also in \(place). Whether that copy reaches your other devices depends on the provider; vaultctl cannot confirm it either way. Store or move the slot again to remove it."
-                if let b = binding { message += " " + Self.bindingText(b) }
+                if let b = binding { message += " " + Self.bindingText(b, gated: device is any GatedSlot) }
             } else {
                 message = "Slot '\(name)' is in \(place). Whether it reaches your other devices depends on the provider; vaultctl cannot confirm that it does."
                 if locked { message += " It is locked in the provider (a locked collection, or an access the provider asks you to confirm): reading it needs the provider to unlock it." }
@@ -156,7 +156,7 @@ extension Vault {
         let sealedByTPM = binding == DeviceKeyBinding.tpm2.rawValue
         var message = sealedByTPM ? "Slot '\(name)' is sealed to this machine and cannot leave this device."
                                   : "Slot '\(name)' is in the device slot on this machine, not in the Secret Service."
-        if let b = binding { message += " " + Self.bindingText(b) }
+        if let b = binding { message += " " + Self.bindingText(b, gated: device is any GatedSlot) }
         if case .unknown(let e) = inSync {
             message += " A copy in the Secret Service is not ruled out: it could not be asked (\(Self.reason(e)))."
         }
@@ -184,7 +184,10 @@ extension Vault {
     }
 
     /// What a device-slot binding means, in one sentence (never claims the TPM unless the key is sealed by it).
-    static func bindingText(_ binding: String) -> String {
+    static func bindingText(_ binding: String, gated: Bool = false) -> String {
+        if gated && binding != DeviceKeyBinding.tpm2.rawValue {
+            return "Its key is in vaultctl-gate's store (/var/lib/vaultctl), bound to this machine's id: no program running as you can read it, and a copy of the store that root makes to a machine with the same id would open there."
+        }
         switch binding {
         case DeviceKeyBinding.tpm2.rawValue:
             return "Its key is sealed by this machine's TPM: it cannot be unsealed on any other machine, even from a copy of the state folder."

@@ -13,6 +13,7 @@ enum CommandKind: String, CaseIterable, Sendable {
     case policyCheck = "policy check"
     case deviceKeyStatus = "device-key status"
     case deviceKeySeal = "device-key seal"
+    case deviceKeyProtect = "device-key protect"
     case help
     case completion
     case credentialGet = "credential get"
@@ -30,7 +31,7 @@ enum CommandKind: String, CaseIterable, Sendable {
         case .status, .list, .lock, .unlock, .log, .help, .completion, .policyCheck:
             return true
         case .store, .read, .delete, .move, .recoveryGenerate, .recoveryShow, .recoveryStatus,
-             .recoveryConfirmCopied, .supply, .askpass, .allowSupply, .deviceKeySeal,
+             .recoveryConfirmCopied, .supply, .askpass, .allowSupply, .deviceKeySeal, .deviceKeyProtect,
              .deviceKeyStatus, .credentialGet, .credentialStore, .credentialErase,
              .send, .receive, .targetAdd, .targetList, .targetRemove:
             return false
@@ -43,7 +44,7 @@ enum CommandKind: String, CaseIterable, Sendable {
     /// checked here; their PAM prompt still checks the limit.
     var checksRateLimitFirst: Bool {
         switch self {
-        case .read, .move, .recoveryShow, .deviceKeySeal, .credentialGet, .recoveryConfirmCopied, .credentialErase:
+        case .read, .move, .recoveryShow, .deviceKeySeal, .deviceKeyProtect, .credentialGet, .recoveryConfirmCopied, .credentialErase:
             return true
         case .supply, .askpass, .allowSupply, .unlock, .store, .delete, .list, .status, .recoveryGenerate,
              .recoveryStatus, .lock, .log, .policyCheck, .help, .deviceKeyStatus, .completion,
@@ -58,7 +59,7 @@ enum CommandKind: String, CaseIterable, Sendable {
         switch self {
         // `recovery confirm-copied` and `credential erase` read the value to compare it (a device read opens
         // the device key: with a TPM, an unseal), so they are gated like a read.
-        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock, .deviceKeySeal, .credentialGet, .send,
+        case .read, .move, .recoveryShow, .supply, .askpass, .allowSupply, .unlock, .deviceKeySeal, .deviceKeyProtect, .credentialGet, .send,
              .recoveryConfirmCopied, .credentialErase, .store, .delete, .recoveryGenerate:
             return true
         // `receive` asks nothing and writes its own audit lines (judged from what sshd says about the sender).
@@ -79,7 +80,7 @@ enum CommandKind: String, CaseIterable, Sendable {
         // `credential store` writes a slot (git's password, without PAM); the targets are what `receive`
         // runs with a secret on its standard input.
         case .store, .delete, .move, .recoveryGenerate, .recoveryConfirmCopied, .allowSupply, .lock, .unlock,
-             .deviceKeySeal, .credentialStore, .targetAdd, .targetRemove:
+             .deviceKeySeal, .deviceKeyProtect, .credentialStore, .targetAdd, .targetRemove:
             return true
         // `receive` writes its own audit lines.
         case .read, .list, .status, .recoveryShow, .recoveryStatus, .supply, .askpass, .log, .policyCheck, .help,

@@ -259,6 +259,16 @@ enum CommandTable {
                 again to finish.
                 """,
                 positionals: 0...0, options: [], run: DeviceKeyCommand.seal),
+        Command(kind: .deviceKeyProtect, synopsis: "device-key protect [--password-stdin]",
+                abstract: "Move a vault from before the gate into vaultctl-gate's protected store (after PAM).",
+                discussion: """
+                Every device slot is sealed again by vaultctl-gate in /var/lib/vaultctl, read back and \
+                compared; then the vault is marked protected and the device key and slot files in the state \
+                folder are removed, last. Interrupted at any point, every slot stays readable (in the state \
+                folder until the end, behind the gate after); run it again to finish. Backups of the state \
+                folder made before still hold the old key: delete them.
+                """,
+                positionals: 0...0, options: [], run: DeviceKeyCommand.protect),
         Command(kind: .help, synopsis: "help [COMMAND] [--man]",
                 abstract: "Show help for vaultctl or one command.",
                 discussion: "With --man, the manual page vaultctl(1) as roff, generated from the same table (read it with 'vaultctl help --man | man -l -').",

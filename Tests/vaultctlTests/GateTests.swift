@@ -228,6 +228,69 @@ final class GateTests {
         #expect(failures.split(separator: ",").count == 1, "\(limit)")
     }
 
+    /// A vault made before the gate (here by the same binary with no gate beside it) in alice's state folder.
+    func vaultFromBeforeTheGate(_ values: [(String, String)]) {
+        for (slot, value) in values {
+            let r = m.run("alice", ["store", slot], program: m.plainVaultctl, stdin: .text(value))
+            #expect(r.status == 0, "\(r)")
+        }
+    }
+
+    var stateFiles: String {
+        m.asRoot("cd \(m.home("alice"))/.local/state/vaultctl 2>/dev/null && find . -type f | sort").stdoutText
+    }
+
+    @Test func protectMovesAVaultFromBeforeTheGateBehindIt() throws {
+        vaultFromBeforeTheGate([("a", "aaa"), ("b", "bbb")])
+        // Until it is moved, the vault from before is used, and status says the gate is not in effect for it.
+        let before = m.run("alice", ["status", "a", "--json"])
+        #expect(before.stdoutText.contains("\"boundary\":\"not-in-effect\""), "\(before)")
+        #expect(before.stdoutText.contains("device-key protect"), "\(before)")
+        #expect(read("alice", "a", password: "alice-pw").stdoutText == "aaa")
+
+        let wrong = m.run("alice", ["device-key", "protect", "--password-stdin"], stdin: .text("wrong\n"))
+        #expect(wrong.status == 77, "\(wrong)")
+        #expect(stateFiles.contains("./device.key") && stateFiles.contains("./slots/a"), "a refused move moves nothing: \(stateFiles)")
+
+        let moved = m.run("alice", ["device-key", "protect", "--password-stdin"], stdin: .text("alice-pw\n"))
+        #expect(moved.status == 0 && moved.stderr.contains("2 device slots moved behind vaultctl-gate") && moved.stderr.contains("Backups"), "\(moved)")
+        #expect(!stateFiles.contains("device.key") && !stateFiles.contains("slots/"), "\(stateFiles)")
+        #expect(read("alice", "a", password: "alice-pw").stdoutText == "aaa")
+        #expect(read("alice", "b", password: "alice-pw").stdoutText == "bbb")
+        let after = m.run("alice", ["status", "b", "--json"])
+        #expect(after.stdoutText.contains("\"boundary\":\"gate\""), "\(after)")
+        let again = m.run("alice", ["device-key", "protect", "--password-stdin"], stdin: .text("alice-pw\n"))
+        #expect(again.status == 0 && again.stderr.contains("no device key or slot"), "\(again)")
+        // Once protected, a gate that cannot run is an error, not the state folder again.
+        let broken = m.run("alice", ["status", "a"], wrap: ["/usr/bin/setpriv", "--no-new-privs", "--"])
+        #expect(broken.status == 69, "\(broken)")
+    }
+
+    @Test func protectKilledAtAnyStepLosesNothingAndFinishesWhenRunAgain() throws {
+        try #require(access("/usr/bin/strace", X_OK) == 0, "strace is needed to stop protect at each step")
+        var killedRuns = 0
+        for step in 1...60 {
+            m.reset()
+            vaultFromBeforeTheGate([("a", "aaa"), ("b", "bbb")])
+            // SIGKILL at the step-th write of vaultctl (a frame to the gate, a file), the gate left to itself.
+            let run = m.run("alice", ["device-key", "protect", "--password-stdin"], stdin: .text("alice-pw\n"),
+                            wrap: ["/usr/bin/strace", "-o", "/dev/null", "-e", "trace=write", "-e", "inject=write:signal=KILL:when=\(step)", "--"])
+            for (slot, value) in [("a", "aaa"), ("b", "bbb")] {
+                let r = read("alice", slot, password: "alice-pw")
+                #expect(r.status == 0 && r.stdoutText == value, "killed at write \(step): \(slot): \(r)")
+            }
+            let finish = m.run("alice", ["device-key", "protect", "--password-stdin"], stdin: .text("alice-pw\n"))
+            #expect(finish.status == 0, "after a kill at write \(step): \(finish)")
+            #expect(!stateFiles.contains("device.key"), "after a kill at write \(step): \(stateFiles)")
+            for (slot, value) in [("a", "aaa"), ("b", "bbb")] {
+                #expect(read("alice", slot, password: "alice-pw").stdoutText == value, "after a kill at write \(step) and a second run")
+            }
+            if run.status == 0 { break }  // the run was never reached by its kill: every step was tried
+            killedRuns += 1
+        }
+        #expect(killedRuns >= 5, "protect should have been killed at several steps (\(killedRuns))")
+    }
+
     @Test func aFileSizeLimitOrClosedDescriptorsLoseNothing() throws {
         #expect(store("alice", "mail", "old").status == 0)
         let askpass = try m.script("right", "echo alice-pw")

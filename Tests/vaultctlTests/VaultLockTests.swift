@@ -46,6 +46,7 @@ struct VaultLockTests {
         case .policyCheck: return ["policy", "check", policyFile]
         case .deviceKeyStatus: return ["device-key", "status"]
         case .deviceKeySeal: return ["device-key", "seal"]
+        case .deviceKeyProtect: return ["device-key", "protect"]
         case .help: return ["help"]
         case .completion: return ["completion", "--slots"]
         case .credentialGet: return ["credential", "get"]

@@ -25,6 +25,11 @@ public enum GateRequest: Equatable, Sendable {
     case unlock
     /// Whether the vault is locked: no prompt.
     case isLocked
+    /// `device-key protect`: seals the `secret` frame that follows as the slot's value, after an
+    /// authentication in this exchange, without saying the vault is protected yet.
+    case importValue(SlotName)
+    /// `device-key protect`, once every slot is in: from now on the vault is protected.
+    case finishImport
 
     public static let version = "1"
     static let maximumReason = 512
@@ -40,14 +45,16 @@ public enum GateRequest: Equatable, Sendable {
         case .lock: return "lock"
         case .unlock: return "unlock"
         case .isLocked: return "is-locked"
+        case .importValue: return "import"
+        case .finishImport: return "finish-import"
         }
     }
 
     public var slot: SlotName? {
         switch self {
-        case .holding(let n), .read(let n), .store(let n), .delete(let n): return n
+        case .holding(let n), .read(let n), .store(let n), .delete(let n), .importValue(let n): return n
         case .authenticate(let n, _): return n
-        case .names, .lock, .unlock, .isLocked: return nil
+        case .names, .lock, .unlock, .isLocked, .finishImport: return nil
         }
     }
 
@@ -55,9 +62,9 @@ public enum GateRequest: Equatable, Sendable {
     public var text: String {
         var out = "\(Self.version) \(verb)"
         switch self {
-        case .holding(let n), .read(let n), .store(let n), .delete(let n): out += " \(n.rawValue)"
+        case .holding(let n), .read(let n), .store(let n), .delete(let n), .importValue(let n): out += " \(n.rawValue)"
         case .authenticate(let n, let reason): out += " \(n?.rawValue ?? "-") \(Self.clean(reason))"
-        case .names, .lock, .unlock, .isLocked: break
+        case .names, .lock, .unlock, .isLocked, .finishImport: break
         }
         return out
     }
@@ -74,6 +81,8 @@ public enum GateRequest: Equatable, Sendable {
         case ("lock", 2): return .lock
         case ("unlock", 2): return .unlock
         case ("is-locked", 2): return .isLocked
+        case ("finish-import", 2): return .finishImport
+        case ("import", 3): return slot(2).map { .importValue($0) }
         case ("holding", 3): return slot(2).map { .holding($0) }
         case ("read", 3): return slot(2).map { .read($0) }
         case ("store", 3): return slot(2).map { .store($0) }

@@ -62,7 +62,7 @@ public enum Protection: Sendable {
             throw error
         }
         if !protected && userSideVault {
-            return .none(notInEffect: "this vault's device key is in your state folder, from before the gate")
+            return .none(notInEffect: "this vault's device key is in your state folder, from before the gate; 'vaultctl device-key protect' moves it behind the gate")
         }
         if !protectedBefore {
             do {

@@ -57,6 +57,9 @@ enum DeviceKeyCommand {
 
     static func seal(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let vault = try context.vault()
+        if case .gate = try context.protection() {
+            throw CommandFailure(code: .unavailable, message: "This vault is behind vaultctl-gate, whose device key only the gate can read; sealing it by a TPM through the gate (chosen in /etc/vaultctl/gate.conf) is not in this version, so nothing was changed.")
+        }
         let outcome: SealedFileSlot.RekeyOutcome?
         do { outcome = try vault.sealDeviceKey() } catch { throw ErrorReport.failure(error) }
         guard let outcome else {
@@ -69,4 +72,37 @@ enum DeviceKeyCommand {
 
     /// "1 slot", "3 slots" (or with another noun).
     static func slots(_ count: Int, _ noun: String = "slot") -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+}
+
+extension DeviceKeyCommand {
+    static func protect(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
+        guard let path = GateClient.installedPath() else {
+            throw CommandFailure(code: .unavailable, message: "vaultctl-gate is not installed beside vaultctl (../libexec/vaultctl/vaultctl-gate); 'sudo make install' installs it, with its group and store.")
+        }
+        let machine: MachineIdentity
+        do { machine = try MachineIdentity.current() } catch {
+            throw CommandFailure(code: .config, message: "\(SlotErrorText.describe(error)) vaultctl binds device slots to it.")
+        }
+        let state = context.locations.state
+        let seconds = Double((try? Policy.load(configFolder: context.locations.config).askpassSeconds) ?? Policy.builtIn.askpassSeconds) + 60
+        let client = GateClient(path: path, source: context.passwordSource, promptSeconds: seconds)
+        let userSide = SealedFileSlot(folder: state, machine: machine, tpm: TPMChoice.fromEnvironment())
+        let outcome: GateImport.Outcome
+        do {
+            outcome = try GateImport.run(state: state, userSide: userSide, client: client, changeLock: "\(state)/.changes.lock")
+        } catch {
+            throw ErrorReport.failure(error)
+        }
+        if outcome.nothingToDo {
+            Output.message("there is no device key or slot in \(state) to move; new device slots are sealed by vaultctl-gate already.")
+            return
+        }
+        var said = "\(slots(outcome.moved, "device slot")) moved behind vaultctl-gate"
+        if outcome.alreadyIn > 0 { said += " (\(slots(outcome.alreadyIn)) already there)" }
+        if !outcome.conflicts.isEmpty {
+            let names = outcome.conflicts.map { "'\($0)'" }.joined(separator: ", ")
+            throw CommandFailure(code: .dataError, message: "\(said); but vaultctl-gate already holds another value for \(names), so the copies in \(state) and its device key were kept: read both, store the one you want, delete the other file, and run 'vaultctl device-key protect' again.")
+        }
+        Output.message("\(said); the device key and slot files in \(state) were removed. Backups of that folder made before now still hold the old key and can open the old copies: delete them.")
+    }
 }

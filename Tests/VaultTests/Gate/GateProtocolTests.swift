@@ -43,7 +43,7 @@ import Slots
         let mail = try #require(SlotName("mail"))
         let requests: [GateRequest] = [.holding(mail), .names, .read(mail), .store(mail), .delete(mail),
                                        .authenticate(nil, reason: "unlock the vault"), .authenticate(mail, reason: "read slot 'mail'"),
-                                       .lock, .unlock, .isLocked]
+                                       .lock, .unlock, .isLocked, .importValue(mail), .finishImport]
         for r in requests { #expect(GateRequest.parse(r.text) == r, "\(r.text)") }
         #expect(GateRequest.parse("2 read mail") == nil)  // another version
         #expect(GateRequest.parse("1 read") == nil)
