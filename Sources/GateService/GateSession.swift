@@ -143,6 +143,19 @@ public final class GateSession {
             }
             log("store", name, replaces ? "replaced" : "ok")
             return Self.text("")
+        case .log(let limit):
+            guard try store.exists() else { return Self.text("") }
+            let entries = try audit.entries(limit: limit)
+            // The newest lines that fit one answer.
+            var lines: [String] = []
+            var size = 0
+            for entry in entries.reversed() {
+                let line = entry.jsonLine
+                if size + line.utf8.count + 1 > GateWord.ok.maximumPayload { break }
+                lines.append(line)
+                size += line.utf8.count + 1
+            }
+            return Self.text(lines.reversed().joined(separator: "\n"))
         case .importValue(let name):
             // Only after an authentication in this exchange: `device-key protect` asks first.
             guard authenticated else { throw .notAuthenticated("moving a value in needs an authentication first") }

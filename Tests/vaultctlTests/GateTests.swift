@@ -51,6 +51,10 @@ final class GateTests {
         #expect(log.contains("\"result\":\"failed\""), "\(log)")
         let status = m.run("alice", ["status", "mail", "--json"])
         #expect(status.status == 0 && status.stdoutText.contains("\"boundary\":\"gate\""), "\(status)")
+        // `log` shows the gate's log, whatever state folder the caller names.
+        let shown = m.run("alice", ["log", "--json"], environment: ["XDG_STATE_HOME": "/tmp/elsewhere"])
+        #expect(shown.status == 0 && shown.stdoutText.contains("\"command\":\"read\",\"slot\":\"mail\""), "\(shown)")
+        #expect(shown.stdoutText.contains("\"result\":\"failed\""), "\(shown)")
     }
 
     @Test func anLDPreloadShimThatSaysYesToPAMGetsNothingFromTheGate() throws {

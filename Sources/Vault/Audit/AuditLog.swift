@@ -65,11 +65,20 @@ public struct AuditLog: Sendable {
             throw .slot(error)
         }
         guard let bytes else { return [] }
-        let out: [AuditEntry] = bytes.withUnsafeBytes { raw in
-            raw.split(separator: 0x0A).compactMap { line in
-                try? AuditEntry(jsonBytes: UnsafeRawBufferPointer(rebasing: line))
-            }
-        }
+        let out = bytes.withUnsafeBytes { AuditLog.parse($0) }
         return Array(out.suffix(max(0, limit)))
     }
+
+    /// The entries of lines of the log (as the file holds them, or as the gate sends them); a line that is
+    /// not an entry is passed over.
+    public static func parse(_ raw: UnsafeRawBufferPointer) -> [AuditEntry] {
+        raw.split(separator: 0x0A).compactMap { line in
+            try? AuditEntry(jsonBytes: UnsafeRawBufferPointer(rebasing: line))
+        }
+    }
+}
+
+extension AuditEntry {
+    /// The entry as one line of the log, without its newline.
+    public var jsonLine: String { String(decoding: JSONWriter.bytes(json), as: UTF8.self) }
 }

@@ -30,6 +30,8 @@ public enum GateRequest: Equatable, Sendable {
     case importValue(SlotName)
     /// `device-key protect`, once every slot is in: from now on the vault is protected.
     case finishImport
+    /// The last lines (at most this many, and at most 64 KiB) of the gate's audit log: no prompt.
+    case log(Int)
 
     public static let version = "1"
     static let maximumReason = 512
@@ -47,6 +49,7 @@ public enum GateRequest: Equatable, Sendable {
         case .isLocked: return "is-locked"
         case .importValue: return "import"
         case .finishImport: return "finish-import"
+        case .log: return "log"
         }
     }
 
@@ -54,7 +57,7 @@ public enum GateRequest: Equatable, Sendable {
         switch self {
         case .holding(let n), .read(let n), .store(let n), .delete(let n), .importValue(let n): return n
         case .authenticate(let n, _): return n
-        case .names, .lock, .unlock, .isLocked, .finishImport: return nil
+        case .names, .lock, .unlock, .isLocked, .finishImport, .log: return nil
         }
     }
 
@@ -65,6 +68,7 @@ public enum GateRequest: Equatable, Sendable {
         case .holding(let n), .read(let n), .store(let n), .delete(let n), .importValue(let n): out += " \(n.rawValue)"
         case .authenticate(let n, let reason): out += " \(n?.rawValue ?? "-") \(Self.clean(reason))"
         case .names, .lock, .unlock, .isLocked, .finishImport: break
+        case .log(let n): out += " \(n)"
         }
         return out
     }
@@ -83,6 +87,11 @@ public enum GateRequest: Equatable, Sendable {
         case ("is-locked", 2): return .isLocked
         case ("finish-import", 2): return .finishImport
         case ("import", 3): return slot(2).map { .importValue($0) }
+        case ("log", 3):
+            let digits = words[2]
+            guard !digits.isEmpty, digits.count <= 6, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), digits.first != "0",
+                  let n = Int(digits), n <= 100_000 else { return nil }
+            return .log(n)
         case ("holding", 3): return slot(2).map { .holding($0) }
         case ("read", 3): return slot(2).map { .read($0) }
         case ("store", 3): return slot(2).map { .store($0) }

@@ -43,7 +43,7 @@ import Slots
         let mail = try #require(SlotName("mail"))
         let requests: [GateRequest] = [.holding(mail), .names, .read(mail), .store(mail), .delete(mail),
                                        .authenticate(nil, reason: "unlock the vault"), .authenticate(mail, reason: "read slot 'mail'"),
-                                       .lock, .unlock, .isLocked, .importValue(mail), .finishImport]
+                                       .lock, .unlock, .isLocked, .importValue(mail), .finishImport, .log(1), .log(100000)]
         for r in requests { #expect(GateRequest.parse(r.text) == r, "\(r.text)") }
         #expect(GateRequest.parse("2 read mail") == nil)  // another version
         #expect(GateRequest.parse("1 read") == nil)
@@ -51,6 +51,7 @@ import Slots
         #expect(GateRequest.parse("1 read ../mail") == nil)
         #expect(GateRequest.parse("1 names\n") == nil)
         #expect(GateRequest.parse("1 authenticate - ") == nil)
+        #expect(GateRequest.parse("1 log 0") == nil && GateRequest.parse("1 log 100001") == nil && GateRequest.parse("1 log 07") == nil)
         // A reason's control characters never reach the gate's log or prompt.
         #expect(GateRequest.authenticate(nil, reason: "a\nb\u{1b}[2J").text == "1 authenticate - a b [2J")
     }
