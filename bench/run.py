@@ -272,6 +272,8 @@ class Bench:
         self.real_pam_home: str | None = None
         self.installed_pam_service = False
         self.real_pam_clock: dict[str, list[tuple[float, float]]] = {}
+        self.gate_env: dict[str, str] | None = None
+        self.gate_pam_stack = False
 
     # ---- set-up -------------------------------------------------------------------------------------
 
@@ -344,6 +346,7 @@ class Bench:
         self.runner = Runner(w, self.time_bin)
         self.setup_peers()
         self.setup_tpm()
+        self.setup_gate()
         self.startup_probes = self.build_startup_probes()
         self.json_probes = self.build_json_probes()
 
@@ -579,6 +582,58 @@ class Bench:
         else:
             self.peers["systemd-creds"] = Peer("systemd-creds", False, "systemd-creds not installed (not installed by the benchmark)")
 
+    def setup_gate(self) -> None:
+        """vaultctl-gate installed as `make install` puts it, in the overlays bench/run.sh made (root, in its
+        own mount namespace): the group, /var/lib/vaultctl, vaultctl with the gate 2755 root:vaultctl beside it
+        on the namespace's tmpfs, and /etc/pam.d/vaultctl authenticating root through pam_matrix (by absolute
+        path: pam_wrapper cannot preload into a set-group-ID program) with the same password file the other
+        rows use, so the rows differ by the gate alone. A protected vault of root's with one device slot."""
+        self.gate_env = None
+        gate_src = os.path.join(os.path.dirname(os.path.realpath(self.args.vaultctl)), "vaultctl-gate")
+        matrix = next((p for p in ("/usr/lib/x86_64-linux-gnu/pam_wrapper/pam_matrix.so", "/usr/lib/aarch64-linux-gnu/pam_wrapper/pam_matrix.so",
+                                   "/usr/lib/pam_wrapper/pam_matrix.so") if os.path.exists(p)), None)
+        why = None
+        if os.environ.get("VAULTCTL_BENCH_OVERLAYS") != "1":
+            why = "not root in the benchmark's own mount namespace with overlays on /etc and /var/lib (bench/run.sh)"
+        elif not os.path.isfile(gate_src):
+            why = f"no vaultctl-gate beside {self.args.vaultctl}"
+        elif matrix is None:
+            why = "pam_matrix.so (pam_wrapper) is missing"
+        if why:
+            self.notes.append(f"protected-mode (vaultctl-gate) rows skipped: {why}.")
+            return
+        if subprocess.run(["getent", "group", "vaultctl"], stdout=subprocess.DEVNULL).returncode != 0:
+            sh(["groupadd", "--system", "vaultctl"])
+        os.makedirs("/var/lib/vaultctl", exist_ok=True)
+        sh(["chown", "root:vaultctl", "/var/lib/vaultctl"])
+        os.chmod("/var/lib/vaultctl", 0o770)
+        prefix = tempfile.mkdtemp(prefix="vb-gate-", dir="/tmp")  # the namespace's tmpfs (not nosuid)
+        os.chmod(prefix, 0o755)
+        os.makedirs(f"{prefix}/bin")
+        os.makedirs(f"{prefix}/libexec/vaultctl")
+        shutil.copy2(self.vaultctl, f"{prefix}/bin/vaultctl")
+        shutil.copy2(gate_src, f"{prefix}/libexec/vaultctl/vaultctl-gate")
+        sh(["chown", "root:vaultctl", f"{prefix}/libexec/vaultctl/vaultctl-gate"])
+        os.chmod(f"{prefix}/libexec/vaultctl/vaultctl-gate", 0o2755)
+        self.gate_vaultctl, self.gate_binary = f"{prefix}/bin/vaultctl", f"{prefix}/libexec/vaultctl/vaultctl-gate"
+        with open(f"{self.work}/gate-passdb", "w") as f:
+            f.write(f"root:{PAM_PASSWORD}:vaultctl\n")
+        os.chmod(f"{self.work}/gate-passdb", 0o600)
+        os.makedirs("/etc/pam.d", exist_ok=True)
+        with open("/etc/pam.d/vaultctl", "w") as f:
+            f.write(f"auth required {matrix} passdb={self.work}/gate-passdb\naccount required {matrix} passdb={self.work}/gate-passdb\n")
+        self.gate_pam_stack = True
+        for d in ("gate-home", "gate-state", "gate-config"):
+            os.makedirs(f"{self.work}/{d}", mode=0o700)
+        self.gate_env = {"PATH": self.env["PATH"], "LANG": "C.UTF-8", "HOME": f"{self.work}/gate-home",
+                         "XDG_STATE_HOME": f"{self.work}/gate-state", "XDG_CONFIG_HOME": f"{self.work}/gate-config",
+                         "DBUS_SESSION_BUS_ADDRESS": self.env["DBUS_SESSION_BUS_ADDRESS"], "VAULT_ASKPASS": self.askpass}
+        self.values["gate-0000"] = b"bench-gate-value"
+        sh([self.gate_vaultctl, "store", "gate-0000"], env=self.gate_env, stdin=self.values["gate-0000"])
+        # One hello and one look, for the gate's own peak RSS (vaultctl does not wait for it, so its own row
+        # does not include the gate's).
+        self.gate_alone_input = b"request 19\n1 holding gate-0000"
+
     def setup_tpm(self) -> None:
         """A swtpm (scripts/swtpm.sh) and a second vault whose device key it seals, for the TPM read row."""
         self.tpm_env: dict[str, str] | None = None
@@ -678,6 +733,20 @@ class Bench:
                 Cmd("read-dev-tpm-stdin", "`vaultctl read --password-stdin` device, key sealed by the TPM (swtpm; gated)",
                     [v, "read", "tpm-0000", "--password-stdin"], {**self.tpm_gated_env, "VAULT_ASKPASS": "/bin/false"}, stdin=PAM_LINE),
             ]
+        if self.gate_env:
+            ge, gv = self.gate_env, self.gate_vaultctl
+            cmds += [
+                Cmd("gate-read", "`vaultctl read` device, protected (vaultctl-gate; password from the VAULT_ASKPASS script)",
+                    [gv, "read", "gate-0000"], ge, target=("st-lookup", 0.6)),
+                Cmd("gate-read-stdin", "`vaultctl read --password-stdin` device, protected (vaultctl-gate)",
+                    [gv, "read", "gate-0000", "--password-stdin"], {**ge, "VAULT_ASKPASS": "/bin/false"}, stdin=PAM_LINE,
+                    target=("st-lookup", 0.45)),
+                Cmd("gate-status", "`vaultctl status` device slot, protected (vaultctl-gate)", [gv, "status", "gate-0000"], ge,
+                    target=("st-lookup", 0.5)),
+                # As vaultctl starts it: the clean environment, so it starts once.
+                Cmd("gate-alone", "vaultctl-gate alone: its hello and one look (its own peak RSS)", [self.gate_binary],
+                    {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}, stdin=self.gate_alone_input),
+            ]
         cmds += [Cmd(f"probe-{key}", label, [binary], e, group="startup") for key, label, binary in self.startup_probes]
         if self.peers.get("systemd-creds") and self.peers["systemd-creds"].ok:
             ce = self.creds_env
@@ -712,6 +781,12 @@ class Bench:
                 expect(key, lambda o: o == self.values["tpm-0000"], "the stored bytes")
         for key in ("read-sync", "read-sync-stdin"):
             expect(key, lambda o: o == self.values["sync-0000"], "the stored bytes")
+        for key in ("gate-read", "gate-read-stdin"):
+            if key in cmds:
+                expect(key, lambda o: o == self.values["gate-0000"], "the stored bytes")
+        if "gate-status" in cmds:
+            expect("gate-status", lambda o: b"behind vaultctl-gate" in o, "a status that names the gate")
+            expect("gate-alone", lambda o: o.startswith(b"hello 11\n1 protected") and b"holds " in o, "a hello and a holding answer")
         expect("st-lookup", lambda o: o == self.values["sync-0000"], "the stored bytes")
         expect("status-dev", lambda o: b"on-this-device" in o or b"cannot-leave-device" in o, "on-this-device or cannot-leave-device")
         expect("status-sync", lambda o: b"in-slot" in o, "in-slot")
@@ -809,7 +884,10 @@ class Bench:
         self.real_pam_user, self.real_pam_home = user, home
         sh(["chpasswd"], stdin=f"{user}:{REAL_PAM_PASSWORD}\n".encode())
         shutil.copy2(self.vaultctl, f"{home}/vaultctl")
-        if not os.path.exists("/etc/pam.d/vaultctl"):
+        if self.gate_pam_stack:
+            # The protected-mode rows' pam_matrix stack is in the namespace's overlay: the shipped one instead.
+            shutil.copyfile(f"{ROOT}/policy/pam.d/vaultctl", "/etc/pam.d/vaultctl")
+        elif not os.path.exists("/etc/pam.d/vaultctl"):
             shutil.copyfile(f"{ROOT}/policy/pam.d/vaultctl", "/etc/pam.d/vaultctl")
             os.chmod("/etc/pam.d/vaultctl", 0o644)
             self.installed_pam_service = True

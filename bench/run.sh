@@ -20,6 +20,14 @@ fi
 if [ "${VAULTCTL_BENCH_IN_NAMESPACE:-}" = 1 ]; then
   if mount -t tmpfs -o mode=1777,size=256m vaultctl-bench-tmp /tmp; then
     export VAULTCTL_BENCH_PRIVATE_TMP=1
+    # The protected-mode rows install vaultctl-gate as `make install` does (a group, /var/lib/vaultctl, a
+    # PAM stack): into overlays on /etc and /var/lib whose changes live in this namespace's /tmp only.
+    o=/tmp/vaultctl-bench-overlay
+    mkdir -p "$o"/etc "$o"/etc.work "$o"/varlib "$o"/varlib.work
+    if mount -t overlay overlay -o "lowerdir=/etc,upperdir=$o/etc,workdir=$o/etc.work" /etc \
+       && mount -t overlay overlay -o "lowerdir=/var/lib,upperdir=$o/varlib,workdir=$o/varlib.work" /var/lib; then
+      export VAULTCTL_BENCH_OVERLAYS=1
+    fi
   else
     echo "bench: could not mount a private tmpfs on /tmp; pam_wrapper's folders stay on the shared /tmp" >&2
   fi

@@ -97,6 +97,13 @@ public final class GateSession {
             return Self.text("")
         case .unlock:
             guard try vaultLock.isLocked() else { return Self.text("") }
+            // Judged here, from what the gate sees (its parents, the terminal's utmp record; no variable of
+            // the caller's): a program running as you cannot make a remote session look nearby.
+            let origin = judgedOrigin
+            guard origin.verdict == .nearby else {
+                log("unlock", nil, "refused", reason: "remote origin (\(origin.description))")
+                throw .refused("unlocking needs a session on this machine or the local network, and this one is remote (\(origin.description))")
+            }
             try checkBeforePrompt()
             try authenticate(nil, reason: "unlock the vault", command: "unlock")
             try vaultLock.unlock()
@@ -235,9 +242,11 @@ public final class GateSession {
         authenticated = true
     }
 
-    var origin: String {
-        OriginJudge.judge(SystemOriginProbe().gather(), remoteRanges: policy.remoteRanges, nearbyRanges: policy.nearbyRanges).description
+    var judgedOrigin: Origin {
+        OriginJudge.judge(SystemOriginProbe().gather(), remoteRanges: policy.remoteRanges, nearbyRanges: policy.nearbyRanges)
     }
+
+    var origin: String { judgedOrigin.description }
 
     /// Appends a line, or throws (for lines that must be there before a value leaves).
     func append(_ command: String, _ name: SlotName?, _ result: String, reason: String? = nil) throws(VaultError) {
