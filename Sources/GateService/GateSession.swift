@@ -236,7 +236,8 @@ public final class GateSession {
             case .blocked, .busy: result = "refused"
             default: result = "error"
             }
-            log(command, name, result, reason: Self.reason(error))
+            // What was asked for, and why it was not done: "read slot 'x': PAM rejected …".
+            log(command, name, result, reason: "\(reason): \(Self.reason(error))")
             throw error
         }
         authenticated = true
