@@ -17,21 +17,28 @@ public final class GateSession {
     let user: String
     let machine: MachineIdentity
     let policy: Policy
+    /// The TPM root chose in gate.conf (never the caller's).
+    let tpm: TPMChoice?
     let clock: any Clock
     let reader: GateFrameReader
     let output: Int32
     let relay: GateRelay
-    /// Whether the person authenticated in this exchange (one command of the CLI, on the CLI's own pipes).
-    var authenticated = false
+    /// What the person's authentications in this exchange (one command of the CLI, on the CLI's own pipes)
+    /// opened: these slots, or every slot (`device-key protect`).
+    var granted: Set<SlotName> = []
+    var grantedEverySlot = false
+
+    func isGranted(_ name: SlotName) -> Bool { grantedEverySlot || granted.contains(name) }
 
     /// How long the CLI may be silent between requests (a person typing a new secret after the prompt).
     static let idleSeconds = 300.0
     /// How long a `store`'s value may take to arrive after its request.
     static let valueSeconds = 30.0
 
-    public init(store: GateStore, user: String, machine: MachineIdentity, policy: Policy,
+    public init(store: GateStore, user: String, machine: MachineIdentity, policy: Policy, tpm: TPMChoice?,
                 clock: any Clock = SystemClock(), input: Int32 = 0, output: Int32 = 1) {
         self.store = store
+        self.tpm = tpm
         self.user = user
         self.machine = machine
         self.policy = policy
@@ -42,14 +49,19 @@ public final class GateSession {
         relay = GateRelay(reader: reader, output: output, answerSeconds: Double(policy.askpassSeconds) + 5)
     }
 
-    var slot: SealedFileSlot { SealedFileSlot(folder: store.folder, machine: machine, tpm: nil) }
+    var slot: SealedFileSlot { SealedFileSlot(folder: store.folder, machine: machine, tpm: tpm) }
     var vaultLock: VaultLock { VaultLock(folder: store.folder) }
     var audit: AuditLog { AuditLog(folder: store.folder) }
     var limiter: RateLimiter { RateLimiter(stateFolder: store.folder, policy: policy.rateLimit, clock: clock) }
 
     /// Runs the exchange; the exit status.
     public func run() -> Int32 {
-        let protected = (try? store.isProtected()) ?? false
+        // A store that cannot be looked at is an error, never "new": a vault from before would be used instead.
+        let protected: Bool
+        do { protected = try store.isProtected() } catch {
+            GateFrame(.refused, text: GateRefusal.encode(error)).write(to: output)
+            return 69
+        }
         guard GateFrame(.hello, text: "\(GateRequest.version) \(protected ? "protected" : "new")").write(to: output) else { return 74 }
         while true {
             let frame: GateFrame
@@ -63,9 +75,22 @@ public final class GateSession {
                 GateFrame(.refused, text: GateRefusal.encode(.badInput("vaultctl-gate got something that is not a request of protocol version \(GateRequest.version)"))).write(to: output)
                 return 64
             }
+            // A store's value comes right after its request: read it before any check can refuse, so a
+            // refusal never leaves it to be taken for the next request.
+            var value: SecretBytes?
+            switch request {
+            case .store, .importValue:
+                switch reader.next(within: Self.valueSeconds) {
+                case .success(let f) where f.word == .secret: value = f.payload
+                default:
+                    GateFrame(.refused, text: GateRefusal.encode(.badInput("vaultctl-gate got no value after the \(request.verb) request"))).write(to: output)
+                    return 64
+                }
+            default: break
+            }
             let reply: GateFrame
             do throws(VaultError) {
-                reply = GateFrame(.ok, try handle(request))
+                reply = GateFrame(.ok, try handle(request, value: value))
             } catch {
                 reply = GateFrame(.refused, text: GateRefusal.encode(error))
             }
@@ -73,7 +98,7 @@ public final class GateSession {
         }
     }
 
-    func handle(_ request: GateRequest) throws(VaultError) -> SecretBytes {
+    func handle(_ request: GateRequest, value given: SecretBytes?) throws(VaultError) -> SecretBytes {
         switch request {
         case .holding(let name):
             guard try store.exists() else { return Self.text("empty") }
@@ -105,20 +130,19 @@ public final class GateSession {
                 throw .refused("unlocking needs a session on this machine or the local network, and this one is remote (\(origin.description))")
             }
             try checkBeforePrompt()
-            try authenticate(nil, reason: "unlock the vault", command: "unlock")
+            try authenticate(.none, reason: "unlock the vault", command: "unlock")
             try vaultLock.unlock()
             log("unlock", nil, "ok")
             return Self.text("")
-        case .authenticate(let name, let reason):
+        case .authenticate(let scope, let reason):
             try admit()
-            try authenticate(name, reason: reason, command: "authenticate")
-            try append("authenticate", name, "ok", reason: reason)
+            try authenticate(scope, reason: reason, command: "authenticate")
             return Self.text("")
         case .read(let name):
             try admit()
             try requireHeld(name)
-            if !authenticated {
-                try authenticate(name, reason: "read slot '\(name)'", command: "read")
+            if !isGranted(name) {
+                try authenticate(.slots([name]), reason: "read slot '\(name)'", command: "read")
             }
             let value: SecretBytes
             do { value = try slot.read(name) } catch {
@@ -130,19 +154,15 @@ public final class GateSession {
             return value
         case .store(let name):
             try admit()
-            let value: SecretBytes
-            switch reader.next(within: Self.valueSeconds) {
-            case .success(let f) where f.word == .secret: value = f.payload
-            default: throw .badInput("vaultctl-gate got no value after the store request")
-            }
+            guard let value = given else { throw .badInput("vaultctl-gate got no value after the store request") }
             try store.ensure(marking: true)
             let replaces: Bool
             switch slot.holding(name) {
             case .empty: replaces = false
             case .holds, .unknown: replaces = true  // a file that cannot open here is replaced only after PAM too
             }
-            if replaces && !authenticated && policy.gates.storeOver {
-                try authenticate(name, reason: "replace the value in slot '\(name)'", command: "store")
+            if replaces && !isGranted(name) && policy.gates.storeOver {
+                try authenticate(.slots([name]), reason: "replace the value in slot '\(name)'", command: "store")
             }
             do { try slot.write(name, value) } catch {
                 log("store", name, "error", reason: Self.reason(.slot(error)))
@@ -163,15 +183,17 @@ public final class GateSession {
                 size += line.utf8.count + 1
             }
             return Self.text(lines.reversed().joined(separator: "\n"))
-        case .importValue(let name):
-            // Only after an authentication in this exchange: `device-key protect` asks first.
-            guard authenticated else { throw .notAuthenticated("moving a value in needs an authentication first") }
-            try admit()
-            let value: SecretBytes
-            switch reader.next(within: Self.valueSeconds) {
-            case .success(let f) where f.word == .secret: value = f.payload
-            default: throw .badInput("vaultctl-gate got no value after the import request")
+        case .deviceKey:
+            var binding = "none"
+            if try store.exists() {
+                do { binding = try slot.keyState().binding?.rawValue ?? "none" } catch { throw .slot(error) }
             }
+            return Self.text("\(binding)\t\(tpm?.tcti ?? "none")")
+        case .importValue(let name):
+            // Only after an authentication for every slot in this exchange: `device-key protect` asks first.
+            guard grantedEverySlot else { throw .notAuthenticated("moving a value in needs an authentication for every slot first") }
+            try admit()
+            guard let value = given else { throw .badInput("vaultctl-gate got no value after the import request") }
             do { try slot.write(name, value) } catch {
                 log("import", name, "error", reason: Self.reason(.slot(error)))
                 throw .slot(error)
@@ -179,15 +201,15 @@ public final class GateSession {
             log("import", name, "ok")
             return Self.text("")
         case .finishImport:
-            guard authenticated else { throw .notAuthenticated("protecting the vault needs an authentication first") }
+            guard grantedEverySlot else { throw .notAuthenticated("protecting the vault needs an authentication for every slot first") }
             try store.ensure(marking: true)
             log("protect", nil, "ok")
             return Self.text("")
         case .delete(let name):
             try admit()
             try requireHeld(name)
-            if !authenticated && policy.gates.delete {
-                try authenticate(name, reason: "delete slot '\(name)'", command: "delete")
+            if !isGranted(name) && policy.gates.delete {
+                try authenticate(.slots([name]), reason: "delete slot '\(name)'", command: "delete")
             }
             do { _ = try slot.delete(name) } catch {
                 log("delete", name, "error", reason: Self.reason(.slot(error)))
@@ -222,25 +244,46 @@ public final class GateSession {
         try limiter.check()
     }
 
-    /// A fresh authentication for `name` (nil: the vault itself), counted by the rate limit. A failure is
-    /// logged here; a success is logged by the caller with what it did.
-    func authenticate(_ name: SlotName?, reason: String, command: String) throws(VaultError) {
+    /// A fresh authentication that opens `scope`, counted by the rate limit; its line (ok or why not) goes to
+    /// the log before anything it opens is used, and one that cannot be written opens nothing.
+    func authenticate(_ scope: GateScope, reason: String, command: String) throws(VaultError) {
         let (relay, limiter, seconds) = (self.relay, self.limiter, Double(policy.askpassSeconds))
-        let gate = RateLimitedGate(PAMGate(source: .relay(relay), user: user), placeWait: { seconds }, waiting: { s in
+        var gate = RateLimitedGate(PAMGate(source: .relay(relay), user: user), placeWait: { seconds }, waiting: { s in
             relay.show("other vaultctl commands are asking for your password; waiting for one to finish (at most \(s) s).", isError: false)
         }) { () throws(VaultError) -> RateLimiter in limiter }
-        do { try gate.verify(reason: reason) } catch {
+        let shown = scope.prompt(reason)
+        var single: SlotName?
+        if case .slots(let names) = scope, names.count == 1 { single = names[0] }
+        let slot = single
+        // The verdict's line is written before the verdict is given (or the place given back): a line that
+        // cannot be written withholds the verdict, so a full disk or a file size limit is no oracle for
+        // guesses, and the attempt's place stays to be counted.
+        let (audit, clock, origin) = (self.audit, self.clock, self.origin)
+        gate.recordVerdict = { (failure: VaultError?) throws(VaultError) in
             let result: String
-            switch error {
-            case .authenticationFailed, .authenticationFailedAndBlocked: result = "failed"
-            case .blocked, .busy: result = "refused"
+            switch failure {
+            case nil: result = "ok"
+            case .authenticationFailed?: result = "failed"
             default: result = "error"
             }
-            // What was asked for, and why it was not done: "read slot 'x': PAM rejected …".
-            log(command, name, result, reason: "\(reason): \(Self.reason(error))")
+            let why = failure.map { "\(shown): \(GateSession.reason($0))" } ?? shown
+            try audit.append(AuditEntry(time: TimeText.iso8601(clock.now()), command: failure == nil ? "authenticate" : command,
+                                        slot: slot?.rawValue, origin: origin, result: result, reason: why))
+        }
+        do { try gate.verify(reason: shown) } catch {
+            switch error {
+            case .blocked, .busy:
+                // Refused before any prompt: logged as best it can be.
+                log(command, slot, "refused", reason: "\(shown): \(Self.reason(error))")
+            default: break
+            }
             throw error
         }
-        authenticated = true
+        switch scope {
+        case .none: break
+        case .everySlot: grantedEverySlot = true
+        case .slots(let names): granted.formUnion(names)
+        }
     }
 
     var judgedOrigin: Origin {

@@ -39,7 +39,7 @@ extension Vault {
         var gated = always
         if !gated { gated = try changeGates().storeOver }
         if gated {
-            try gate.verify(reason: "replace the value in slot '\(name)'")
+            try gate.verify(reason: "replace the value in slot '\(name)'", slots: [name])
         }
         return false
     }
@@ -56,7 +56,7 @@ extension Vault {
         case .mode, .unknown, .conflicting: break
         }
         if try changeGates().delete {
-            try gate.verify(reason: "delete slot '\(name)'")
+            try gate.verify(reason: "delete slot '\(name)'", slots: [name])
         }
         return false
     }

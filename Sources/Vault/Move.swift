@@ -36,12 +36,12 @@ extension Vault {
                 throw .slot(.lockedValue(name))
             }
             // The prompt comes before the change lock, so a slow answer holds up no other store.
-            try gate.verify(reason: "move slot '\(name)' to the \(target.rawValue) slot")
+            try gate.verify(reason: "move slot '\(name)' to the \(target.rawValue) slot", slots: [name])
             authorized = .move
         } else if case .holds(locked: false) = leftover {
             // (A copy in a locked collection cannot be removed now: it is left, as before, and nothing asked.)
             if try changeGates().delete {
-                try gate.verify(reason: "remove the copy of slot '\(name)' left in the \(other.mode.rawValue) slot")
+                try gate.verify(reason: "remove the copy of slot '\(name)' left in the \(other.mode.rawValue) slot", slots: [name])
                 authorized = .removeLeftover(verified: true)
             } else {
                 authorized = .removeLeftover(verified: false)

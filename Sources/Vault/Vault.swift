@@ -134,7 +134,7 @@ public struct Vault: Sendable {
         if locked && !slot(mode).canAskToUnlock {
             throw .slot(.lockedValue(name))
         }
-        try gate.verify(reason: "read slot '\(name)'")
+        try gate.verify(reason: "read slot '\(name)'", slots: [name])
         return try steadily { () throws(VaultError) -> SecretBytes in try readAfterGate(name, from: mode) }
     }
 

@@ -86,11 +86,13 @@ enum StartupChecks {
         signal(SIGPIPE, SIG_IGN)
     }
 
-    /// Says why on the protocol (a `refused` frame the CLI reports) and on standard error, then exits 69.
+    /// Says why on the protocol (a `refused` frame, which vaultctl reports in its own one line), or on
+    /// standard error when that frame cannot be written (run by hand, output closed), then exits 69.
     static func refuse(_ error: VaultError) -> Never {
-        GateFrame(.refused, text: GateRefusal.encode(error)).write(to: 1)
-        if case .slot(.gateUnavailable(let m)) = error {
-            _ = "vaultctl-gate: \(m)\n".withCString { write(2, $0, strlen($0)) }
+        if !GateFrame(.refused, text: GateRefusal.encode(error)).write(to: 1) || isatty(1) != 0 {
+            let text: String
+            if case .slot(.gateUnavailable(let m)) = error { text = m } else { text = GateRefusal.encode(error) }
+            _ = "vaultctl-gate: \(text)\n".withCString { write(2, $0, strlen($0)) }
         }
         exit(69)
     }

@@ -24,7 +24,8 @@ do throws(VaultError) {
     // sees no XDG_CONFIG_HOME), as the user's own file (the gate runs as the user).
     let home = getpwuid(getuid()).flatMap { $0.pointee.pw_dir.map { String(cString: $0) } } ?? "/nonexistent"
     let policy = try RootPolicy.effective(userConfigFolder: "\(home)/.config/vaultctl")
-    exit(GateSession(store: GateStore(uid: getuid()), user: user, machine: machine, policy: policy).run())
+    let configuration = try GateConfiguration.load()
+    exit(GateSession(store: GateStore(uid: getuid()), user: user, machine: machine, policy: policy, tpm: configuration.tpm).run())
 } catch {
     StartupChecks.refuse(error)
 }

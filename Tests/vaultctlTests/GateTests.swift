@@ -52,7 +52,7 @@ final class GateTests {
         let status = m.run("alice", ["status", "mail", "--json"])
         #expect(status.status == 0 && status.stdoutText.contains("\"boundary\":\"gate\""), "\(status)")
         // `log` shows the gate's log, whatever state folder the caller names.
-        let shown = m.run("alice", ["log", "--json"], environment: ["XDG_STATE_HOME": "/tmp/elsewhere"])
+        let shown = m.run("alice", ["log", "--json"], environment: ["XDG_STATE_HOME": "\(m.home("alice"))/elsewhere"])
         #expect(shown.status == 0 && shown.stdoutText.contains("\"command\":\"read\",\"slot\":\"mail\""), "\(shown)")
         #expect(shown.stdoutText.contains("\"result\":\"failed\""), "\(shown)")
     }
@@ -113,7 +113,7 @@ final class GateTests {
         let blocked = read("alice", "mail", password: "alice-pw")
         #expect(blocked.status == 75 && blocked.stdout.isEmpty && blocked.stderr.contains("blocked"), "\(blocked)")
         // A state folder of another's choosing holds no rate limit the gate reads.
-        let elsewhere = read("alice", "mail", password: "alice-pw", environment: ["XDG_STATE_HOME": "/tmp", "XDG_CONFIG_HOME": "/tmp"])
+        let elsewhere = read("alice", "mail", password: "alice-pw", environment: ["XDG_STATE_HOME": "\(m.home("alice"))/empty", "XDG_CONFIG_HOME": "\(m.home("alice"))/empty"])
         #expect(elsewhere.status == 75 && elsewhere.stdout.isEmpty, "\(elsewhere)")
         // Bob is not blocked by alice's failures.
         #expect(store("bob", "mail", "b").status == 0)
@@ -145,7 +145,7 @@ final class GateTests {
         #expect(lock.status == 0, "\(lock)")
         let locked = read("alice", "mail", password: "alice-pw")
         #expect(locked.status == 77 && locked.stderr.contains("locked"), "\(locked)")
-        let elsewhere = read("alice", "mail", password: "alice-pw", environment: ["XDG_STATE_HOME": "/tmp/nowhere"])
+        let elsewhere = read("alice", "mail", password: "alice-pw", environment: ["XDG_STATE_HOME": "\(m.home("alice"))/nowhere"])
         #expect(elsewhere.status == 77 && elsewhere.stdout.isEmpty, "\(elsewhere)")
         let wrong = m.run("alice", ["unlock", "--password-stdin"], stdin: .text("wrong\n"))
         #expect(wrong.status == 77, "\(wrong)")
@@ -293,6 +293,34 @@ final class GateTests {
             killedRuns += 1
         }
         #expect(killedRuns >= 5, "protect should have been killed at several steps (\(killedRuns))")
+    }
+
+    /// The gate run by hand with a request and an answer already in its input, under RLIMIT_FSIZE (bytes).
+    func gateByHand(_ user: String, answer: String, fileSizeLimit: Int) -> ProcessResult {
+        let request = "1 authenticate mail read slot 'mail'"
+        let frames = "request \(request.utf8.count)\n\(request)answer \(answer.utf8.count)\n\(answer)"
+        return m.run(user, ["--fsize=\(fileSizeLimit)", "--", m.gate], program: "/usr/bin/prlimit", stdin: .text(frames))
+    }
+
+    @Test func aGuessWhoseFailureCannotBeRecordedGetsNoVerdictAndIsCountedLater() throws {
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        for _ in 0..<2 { #expect(read("alice", "mail", password: "alice-pw").status == 0) }  // a log of some length
+        // No room at all (RLIMIT_FSIZE 0, as a full disk): no place can be taken, so nothing is asked.
+        for answer in ["wrong", "alice-pw"] {
+            let r = gateByHand("alice", answer: answer, fileSizeLimit: 0)
+            #expect(!r.stdoutText.contains("prompt-hidden") && r.stdoutText.contains("refused"), "\(answer): \(r)")
+        }
+        // Room for the rate limit's place but not for the verdict's line (the log is longer than 128 bytes):
+        // the same answer to a wrong and a right password, and each place stays, to be counted as a failure.
+        let wrong = gateByHand("alice", answer: "wrong", fileSizeLimit: 128)
+        let right = gateByHand("alice", answer: "alice-pw", fileSizeLimit: 128)
+        #expect(wrong.stdoutText.contains("prompt-hidden"), "the place was taken and the person asked: \(wrong)")
+        func refusal(_ r: ProcessResult) -> String { r.stdoutText.components(separatedBy: "refused").dropFirst().first ?? "" }
+        #expect(refusal(wrong) == refusal(right) && !refusal(wrong).isEmpty, "wrong: \(wrong)\nright: \(right)")
+        #expect(!wrong.stdoutText.contains("authentication-failed") && !right.stdoutText.contains("\nok "), "\(wrong)\n\(right)")
+        _ = gateByHand("alice", answer: "wrong", fileSizeLimit: 128)
+        let next = read("alice", "mail", password: "alice-pw")
+        #expect(next.status == 75 && next.stderr.contains("blocked"), "three unrecorded answers count as three failures: \(next)")
     }
 
     @Test func aFileSizeLimitOrClosedDescriptorsLoseNothing() throws {

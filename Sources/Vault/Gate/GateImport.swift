@@ -39,7 +39,7 @@ public enum GateImport {
             outcome.nothingToDo = true
             return outcome
         }
-        _ = try client.request(.authenticate(nil, reason: "move the device slots behind vaultctl-gate"))
+        _ = try client.request(.authenticate(.everySlot, reason: "move the device slots behind vaultctl-gate"))
         do throws(SlotError) { try SecureFile.ensurePrivateFolder(state) } catch { throw .slot(error) }
         let lock = try FileLock(path: changeLock, waitingAtMost: 30)
         defer { lock.release() }

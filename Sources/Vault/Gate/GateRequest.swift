@@ -1,9 +1,9 @@
 import Slots
 
 /// What the CLI asks `vaultctl-gate` to do: the payload of a `request` frame, `1 VERB[ SLOT][ REASON]`
-/// (version 1; a slot name by `SlotName`'s rule; `-` for no slot). Several requests may follow one another
-/// on one exchange, which lasts one command of the CLI; a person who authenticated for a slot in it is not
-/// asked again in it for that slot.
+/// (version 1; a slot name by `SlotName`'s rule; for `authenticate`, a `GateScope`). Several requests may
+/// follow one another on one exchange, which lasts one command of the CLI; a person who authenticated for a
+/// slot in it is not asked again in it for that slot, and is asked for any other.
 public enum GateRequest: Equatable, Sendable {
     /// Whether the device slot holds `SLOT`, its key's binding and its stored tag: no prompt.
     case holding(SlotName)
@@ -15,10 +15,12 @@ public enum GateRequest: Equatable, Sendable {
     case store(SlotName)
     /// Removes the slot's value; asks first when there is one.
     case delete(SlotName)
-    /// A fresh authentication for what the CLI does outside the gate (a sync slot's read, a change,
-    /// `unlock`): lock check, rate limit, PAM, audit line. `reason` is shown in the prompt and logged, as the
-    /// CLI said it.
-    case authenticate(SlotName?, reason: String)
+    /// A fresh authentication (lock check, rate limit, PAM, audit line) that opens `scope` for the rest of
+    /// the exchange: the slots a command reads or changes after one prompt (a `move`, a `credential erase`),
+    /// or a sync slot's read that happens outside the gate. `reason` is shown in the prompt and logged as the
+    /// CLI said it, followed by the gate's own words for the scope whenever the reason does not name exactly
+    /// those slots (a caller cannot show "read slot 'a'" and open slot 'b').
+    case authenticate(GateScope, reason: String)
     /// Locks the vault: no gated request runs until `unlock`. No prompt.
     case lock
     /// Unlocks it, after a fresh authentication.
@@ -32,6 +34,9 @@ public enum GateRequest: Equatable, Sendable {
     case finishImport
     /// The last lines (at most this many, and at most 64 KiB) of the gate's audit log: no prompt.
     case log(Int)
+    /// What binds the gate's device key (`tpm2`, `machine-id`, or `none` yet), a tab, and the TPM the gate
+    /// is configured with (a TCTI, or `none`): no prompt.
+    case deviceKey
 
     public static let version = "1"
     static let maximumReason = 512
@@ -50,14 +55,17 @@ public enum GateRequest: Equatable, Sendable {
         case .importValue: return "import"
         case .finishImport: return "finish-import"
         case .log: return "log"
+        case .deviceKey: return "device-key"
         }
     }
 
     public var slot: SlotName? {
         switch self {
         case .holding(let n), .read(let n), .store(let n), .delete(let n), .importValue(let n): return n
-        case .authenticate(let n, _): return n
-        case .names, .lock, .unlock, .isLocked, .finishImport, .log: return nil
+        case .authenticate(let scope, _):
+            if case .slots(let names) = scope, names.count == 1 { return names[0] }
+            return nil
+        case .names, .lock, .unlock, .isLocked, .finishImport, .log, .deviceKey: return nil
         }
     }
 
@@ -66,8 +74,8 @@ public enum GateRequest: Equatable, Sendable {
         var out = "\(Self.version) \(verb)"
         switch self {
         case .holding(let n), .read(let n), .store(let n), .delete(let n), .importValue(let n): out += " \(n.rawValue)"
-        case .authenticate(let n, let reason): out += " \(n?.rawValue ?? "-") \(Self.clean(reason))"
-        case .names, .lock, .unlock, .isLocked, .finishImport: break
+        case .authenticate(let scope, let reason): out += " \(scope.text) \(Self.clean(reason))"
+        case .names, .lock, .unlock, .isLocked, .finishImport, .deviceKey: break
         case .log(let n): out += " \(n)"
         }
         return out
@@ -86,6 +94,7 @@ public enum GateRequest: Equatable, Sendable {
         case ("unlock", 2): return .unlock
         case ("is-locked", 2): return .isLocked
         case ("finish-import", 2): return .finishImport
+        case ("device-key", 2): return .deviceKey
         case ("import", 3): return slot(2).map { .importValue($0) }
         case ("log", 3):
             let digits = words[2]
@@ -99,8 +108,7 @@ public enum GateRequest: Equatable, Sendable {
         case ("authenticate", 4):
             let reason = words[3]
             guard !reason.isEmpty, reason.utf8.count <= maximumReason, clean(reason) == reason else { return nil }
-            if words[2] == "-" { return .authenticate(nil, reason: reason) }
-            return slot(2).map { .authenticate($0, reason: reason) }
+            return GateScope.parse(words[2]).map { .authenticate($0, reason: reason) }
         default: return nil
         }
     }
@@ -152,5 +160,53 @@ public struct GateHolding: Equatable, Sendable {
             digits = digits.dropFirst(2)
         }
         return .some(GateHolding(binding: String(words[1]), tag: tag))
+    }
+}
+
+/// What an authentication opens for the rest of its exchange.
+public enum GateScope: Equatable, Sendable {
+    /// No slot (`-`): the person was asked, nothing of the vault opens on it.
+    case none
+    /// These slots (`a,b`: a comma is never in a slot name).
+    case slots([SlotName])
+    /// Every slot (`*`): only `device-key protect`, which moves them all.
+    case everySlot
+
+    static let maximumSlots = 64
+
+    public var text: String {
+        switch self {
+        case .none: return "-"
+        case .everySlot: return "*"
+        case .slots(let names): return names.map(\.rawValue).joined(separator: ",")
+        }
+    }
+
+    static func parse(_ word: String) -> GateScope? {
+        if word == "-" { return GateScope.none }
+        if word == "*" { return .everySlot }
+        let parts = word.split(separator: ",", omittingEmptySubsequences: false)
+        guard (1...maximumSlots).contains(parts.count) else { return nil }
+        var names: [SlotName] = []
+        for part in parts {
+            guard let name = SlotName(String(part)) else { return nil }
+            names.append(name)
+        }
+        return .slots(names)
+    }
+
+    /// The prompt's words: `reason` when it names exactly the slots opened (each in single quotes, and no
+    /// other), else `reason` followed by what is opened, in the gate's words.
+    public func prompt(_ reason: String) -> String {
+        switch self {
+        case .none: return reason
+        case .everySlot: return "\(reason) (opens every slot)"
+        case .slots(let names):
+            let quoted = Set(reason.split(separator: "'", omittingEmptySubsequences: false).enumerated()
+                .filter { $0.offset % 2 == 1 }.compactMap { SlotName(String($0.element)) })
+            if quoted == Set(names) { return reason }
+            let list = names.map { "'\($0)'" }.joined(separator: ", ")
+            return "\(reason) (opens slot\(names.count == 1 ? "" : "s") \(list))"
+        }
     }
 }

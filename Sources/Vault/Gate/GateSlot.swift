@@ -94,7 +94,12 @@ public struct GatePresence: PresenceGate {
 
     public init(client: GateClient) { self.client = client }
 
+    /// Without slots: no slot is opened by it (the gate refuses to read or change one on its strength).
     public func verify(reason: String) throws(VaultError) {
-        _ = try client.request(.authenticate(nil, reason: reason))
+        _ = try client.request(.authenticate(.none, reason: reason))
+    }
+
+    public func verify(reason: String, slots: [SlotName]?) throws(VaultError) {
+        _ = try client.request(.authenticate(slots.map { .slots($0) } ?? .none, reason: reason))
     }
 }

@@ -161,8 +161,11 @@ public struct HandOffReceiver: Sendable {
         do { try beforeDelivery() } catch {
             return line(HandOffLine(.failed, "the receiver's audit log could not be written, so nothing was delivered"))
         }
-        // From here a receiver killed midway counts as a failed attempt.
-        try? limiter.markAnswered()
+        // From here a receiver killed midway counts as a failed attempt; a place that cannot say so (a full
+        // disk) delivers nothing, or the command's verdict would be a free guess.
+        do { try limiter.markAnswered() } catch {
+            return line(HandOffLine(.failed, "the receiver could not record this attempt (is its disk full?), so nothing was delivered"))
+        }
         let left = min(Self.commandSeconds, Double(phase.remainingMilliseconds) / 1000)
         let outcome = Delivery.toStdin(target.command, secret, atMost: left, quiet: true, ownGroup: true)
         if outcome.timedOut {

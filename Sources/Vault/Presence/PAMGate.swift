@@ -25,10 +25,10 @@ public struct PAMGate: AnswerReportingGate {
     }
 
     public func verify(reason: String) throws(VaultError) {
-        try verify(reason: reason, onAnswer: {})
+        try verify(reason: reason, onAnswer: { true })
     }
 
-    public func verify(reason: String, onAnswer: @escaping () -> Void) throws(VaultError) {
+    public func verify(reason: String, onAnswer: @escaping () -> Bool) throws(VaultError) {
         let context = Conversation(source: source, reason: reason, onAnswer: onAnswer)
         let unmanaged = Unmanaged.passRetained(context)
         defer { unmanaged.release() }
@@ -88,9 +88,9 @@ private final class Conversation {
     var failure: VaultError?
     /// Whether a password was handed to PAM: a conversation call that returned its answers.
     var answered = false
-    let onAnswer: () -> Void
+    let onAnswer: () -> Bool
 
-    init(source: PasswordSource, reason: String, onAnswer: @escaping () -> Void) {
+    init(source: PasswordSource, reason: String, onAnswer: @escaping () -> Bool) {
         self.source = source
         self.reason = reason
         self.onAnswer = onAnswer
@@ -137,7 +137,13 @@ private func converse(_ count: Int32,
     // Only now does PAM get the answers: a call that fails part-way hands over nothing.
     let answeredSomething = (0..<Int(count)).contains { replies[$0].resp != nil }
     if answeredSomething {
-        if !context.answered { context.onAnswer() }
+        // An answer PAM judges is a guess the rate limit must be able to count: one it cannot (no room to
+        // mark the attempt) never reaches PAM, so no verdict comes of it.
+        if !context.answered && !context.onAnswer() {
+            context.failure = .notAuthenticated("vaultctl could not record this attempt (is the disk full?), so the password was not checked")
+            wipeAndFree(replies, upTo: Int(count))
+            return PAM_CONV_ERR
+        }
         context.answered = true
     }
     responses.pointee = replies

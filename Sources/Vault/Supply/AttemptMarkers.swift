@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Slots
 
-/// The places of attempts in progress: one empty file per attempt, `<state>/attempts/<pid>.<start time>`, created when
+/// The places of attempts in progress: one small file per attempt, `<state>/attempts/<pid>.<start time>`, created when
 /// the attempt takes its place, holding `answered` once its password was handed to PAM, removed when it ends.
 ///
 /// A marker is created once and never replaced, so taking and giving back a place rewrites no shared file:
@@ -14,6 +14,10 @@ import Slots
 struct AttemptMarkers: Sendable {
     let folder: String
     static let answeredText: [UInt8] = Array("answered\n".utf8)
+    /// What a marker holds until its password is handed over: as long as `answeredText`, so marking it
+    /// answered rewrites bytes already on disk and cannot fail for want of room (a full disk, a caller's
+    /// RLIMIT_FSIZE); a place that cannot hold these bytes is never taken, so no prompt follows it.
+    static let askingText: [UInt8] = Array("asking  \n".utf8)
 
     /// One place: its process (pid and, when known, the kernel's start time of it, so that a later process
     /// with the same pid is not taken for it), and whether its password had been handed over.
@@ -100,7 +104,13 @@ struct AttemptMarkers: Sendable {
         let p = path(own(pid))
         let fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .io(path: p, errno: errno, operation: "create the attempt marker") }
-        close(fd)
+        defer { close(fd) }
+        let n = Self.askingText.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard n == Self.askingText.count else {
+            let e = n < 0 ? errno : ENOSPC
+            _ = unlink(p)
+            throw .io(path: p, errno: e, operation: "write the attempt marker")
+        }
     }
 
     /// Notes that `pid` handed its password over.

@@ -174,6 +174,9 @@ public struct RateLimitedGate: PresenceGate {
     let makeLimiter: @Sendable () throws(VaultError) -> RateLimiter
     let placeWait: @Sendable () -> Double
     let waiting: @Sendable (_ seconds: Int) -> Void
+    /// Writes what became of an attempt (nil: it succeeded) before the verdict is given and the place given
+    /// back (the gate's audit line); a throw withholds the verdict.
+    public var recordVerdict: (@Sendable (_ failure: VaultError?) throws(VaultError) -> Void)?
 
     public init(_ inner: any PresenceGate, limiter: RateLimiter, placeWait: @escaping @Sendable () -> Double = { 0 },
                 waiting: @escaping @Sendable (_ seconds: Int) -> Void = { _ in }) {
@@ -215,21 +218,32 @@ public struct RateLimitedGate: PresenceGate {
     }
 
     public func verify(reason: String) throws(VaultError) {
+        try verify(reason: reason, slots: nil)
+    }
+
+    public func verify(reason: String, slots: [SlotName]?) throws(VaultError) {
         let limiter = try makeLimiter()
         try takePlace(limiter)
         var failure: VaultError?
         do {
             if let reporting = inner as? any AnswerReportingGate {
-                try reporting.verify(reason: reason, onAnswer: { try? limiter.markAnswered() })
+                try reporting.verify(reason: reason, onAnswer: { (try? limiter.markAnswered()) != nil })
             } else {
-                try inner.verify(reason: reason)
+                try inner.verify(reason: reason, slots: slots)
             }
         } catch {
             failure = error
         }
         var failed = false
         if case .authenticationFailed? = failure { failed = true }
-        let until = try limiter.endAttempt(failed: failed)
+        // A verdict that cannot be recorded is not given: whichever it was, the same refusal, and the place
+        // (marked answered) stays for a later attempt to count as a failure.
+        let unrecorded = VaultError.authenticationUnavailable("vaultctl could not record this attempt (is the disk full?), so its result is not given; free some room and try again")
+        if let recordVerdict {
+            do { try recordVerdict(failure) } catch { throw unrecorded }
+        }
+        let until: Double?
+        do { until = try limiter.endAttempt(failed: failed) } catch { throw unrecorded }
         if case .authenticationFailed(let why)? = failure, let until {
             throw .authenticationFailedAndBlocked(why, until: until)
         }

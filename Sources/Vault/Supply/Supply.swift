@@ -46,7 +46,7 @@ extension Vault {
         if locked {
             throw .slot(.lockedValue(name))
         }
-        try gate.verify(reason: reason ?? "supply slot '\(name)'")
+        try gate.verify(reason: reason ?? "supply slot '\(name)'", slots: [name])
         let secret = try steadily { () throws(VaultError) -> SecretBytes in try readAfterGate(name, from: mode) }
         // The last check, immediately before delivery.
         if let target = checks.target {

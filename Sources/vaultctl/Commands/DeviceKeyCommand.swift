@@ -7,13 +7,31 @@ enum DeviceKeyCommand {
     static func status(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let vault = try context.vault()
         let protection = try context.protection()
-        if case .gate = protection {
-            // The key is in the gate's store, which this process cannot read: the gate says what it holds.
-            let message = "The device key is in vaultctl-gate's protected store (/var/lib/vaultctl), which only the gate can read; it is bound to this machine's id (/etc/machine-id), not sealed by a TPM. " + protection.sentence
+        if case .gate(let client) = protection {
+            // The key is in the gate's store, which this process cannot read: the gate says what binds it.
+            let reply: String
+            do { reply = try client.request(.deviceKey).withUnsafeBytes { String(decoding: $0, as: UTF8.self) } } catch {
+                throw ErrorReport.failure(error)
+            }
+            let parts = reply.split(separator: "\t", maxSplits: 1).map(String.init)
+            let binding = parts.first ?? "none"
+            let tpm = parts.count > 1 && parts[1] != "none" ? parts[1] : nil
+            var message: String
+            switch binding {
+            case DeviceKeyBinding.tpm2.rawValue:
+                message = "The device key is in vaultctl-gate's protected store (/var/lib/vaultctl), sealed by the TPM (\(tpm ?? "none configured now")): only the gate can read it, and it cannot be unsealed on any other machine."
+            case DeviceKeyBinding.machineID.rawValue:
+                message = "The device key is in vaultctl-gate's protected store (/var/lib/vaultctl), which only the gate can read; it is bound to this machine's id (/etc/machine-id), not sealed by a TPM."
+                if let tpm { message += " The gate has a TPM (\(tpm)) for new keys; this one stays as it is." }
+            default:
+                message = tpm.map { "No device key yet; the gate will seal the first one by the TPM (\($0))." }
+                    ?? "No device key yet; the gate has no TPM (/etc/vaultctl/gate.conf), so the first one will be bound to the machine id."
+            }
+            message += " " + protection.sentence
             if args.has("json") {
-                Output.out("{\"binding\":\"machine-id\",\"boundary\":\"gate\",\"message\":\(JSON.string(message)),\"tpm\":null}\n")
+                Output.out("{\"binding\":\(binding == "none" ? "null" : JSON.string(binding)),\"boundary\":\"gate\",\"message\":\(JSON.string(message)),\"tpm\":\(tpm.map(JSON.string) ?? "null")}\n")
             } else {
-                Output.out("machine-id: \(message)\n")
+                Output.out("\(binding): \(message)\n")
             }
             return
         }

@@ -74,7 +74,7 @@ enum SupplyCommand {
         }
         let state = try context.supplyState()
         do {
-            if on { try context.vault().gate.verify(reason: "allow supplying slot '\(name)'") }
+            if on { try context.vault().gate.verify(reason: "allow supplying slot '\(name)'", slots: [name]) }
             try state.setAllowed(name, on)
         } catch let e as CommandFailure {
             throw e

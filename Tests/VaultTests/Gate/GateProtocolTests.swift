@@ -42,7 +42,8 @@ import Slots
     @Test func everyRequestPrintsAndParsesBackToItself() throws {
         let mail = try #require(SlotName("mail"))
         let requests: [GateRequest] = [.holding(mail), .names, .read(mail), .store(mail), .delete(mail),
-                                       .authenticate(nil, reason: "unlock the vault"), .authenticate(mail, reason: "read slot 'mail'"),
+                                       .authenticate(.none, reason: "unlock the vault"), .authenticate(.slots([mail]), reason: "read slot 'mail'"),
+                                       .authenticate(.everySlot, reason: "move"), .authenticate(.slots([mail, try #require(SlotName("b.c"))]), reason: "x"),
                                        .lock, .unlock, .isLocked, .importValue(mail), .finishImport, .log(1), .log(100000)]
         for r in requests { #expect(GateRequest.parse(r.text) == r, "\(r.text)") }
         #expect(GateRequest.parse("2 read mail") == nil)  // another version
@@ -53,7 +54,18 @@ import Slots
         #expect(GateRequest.parse("1 authenticate - ") == nil)
         #expect(GateRequest.parse("1 log 0") == nil && GateRequest.parse("1 log 100001") == nil && GateRequest.parse("1 log 07") == nil)
         // A reason's control characters never reach the gate's log or prompt.
-        #expect(GateRequest.authenticate(nil, reason: "a\nb\u{1b}[2J").text == "1 authenticate - a b [2J")
+        #expect(GateRequest.authenticate(.none, reason: "a\nb\u{1b}[2J").text == "1 authenticate - a b [2J")
+        #expect(GateRequest.parse("1 authenticate a,,b x") == nil && GateRequest.parse("1 authenticate ../a x") == nil)
+    }
+
+    @Test func thePromptSaysWhichSlotsAnAuthenticationOpens() throws {
+        let mail = try #require(SlotName("mail")), bank = try #require(SlotName("bank"))
+        #expect(GateScope.slots([mail]).prompt("read slot 'mail'") == "read slot 'mail'")
+        #expect(GateScope.slots([mail]).prompt("read slot 'weather'") == "read slot 'weather' (opens slot 'mail')")
+        #expect(GateScope.slots([mail]).prompt("unlock the screen saver") == "unlock the screen saver (opens slot 'mail')")
+        #expect(GateScope.slots([mail, bank]).prompt("erase the credential git rejected ('mail', 'bank')") == "erase the credential git rejected ('mail', 'bank')")
+        #expect(GateScope.slots([mail, bank]).prompt("read slot 'mail'") == "read slot 'mail' (opens slots 'mail', 'bank')")
+        #expect(GateScope.everySlot.prompt("move the device slots behind vaultctl-gate") == "move the device slots behind vaultctl-gate (opens every slot)")
     }
 
     @Test func everyRefusalTheGateSendsDecodesToTheSameError() throws {
