@@ -164,6 +164,13 @@ public final class GateSession {
             if replaces && !isGranted(name) && policy.gates.storeOver {
                 try authenticate(.slots([name]), reason: "replace the value in slot '\(name)'", command: "store")
             }
+            // Looked at again under the store's own lock (any gate of this user, whatever state folder its
+            // vaultctl has): a value stored meanwhile is replaced only after a password.
+            let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
+            defer { lock.release() }
+            if !replaces, slot.holding(name) != .empty, !isGranted(name), policy.gates.storeOver {
+                throw .changedMeanwhile(name)
+            }
             do { try slot.write(name, value) } catch {
                 log("store", name, "error", reason: Self.reason(.slot(error)))
                 throw .slot(error)
@@ -194,6 +201,8 @@ public final class GateSession {
             guard grantedEverySlot else { throw .notAuthenticated("moving a value in needs an authentication for every slot first") }
             try admit()
             guard let value = given else { throw .badInput("vaultctl-gate got no value after the import request") }
+            let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
+            defer { lock.release() }
             do { try slot.write(name, value) } catch {
                 log("import", name, "error", reason: Self.reason(.slot(error)))
                 throw .slot(error)
@@ -211,6 +220,8 @@ public final class GateSession {
             if !isGranted(name) && policy.gates.delete {
                 try authenticate(.slots([name]), reason: "delete slot '\(name)'", command: "delete")
             }
+            let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
+            defer { lock.release() }
             do { _ = try slot.delete(name) } catch {
                 log("delete", name, "error", reason: Self.reason(.slot(error)))
                 throw .slot(error)

@@ -15,15 +15,20 @@ public struct Vault: Sendable {
     /// Which destructive changes need a fresh authentication (the policy's `gate` section), read only when
     /// such a change is about to happen, so a malformed policy stops no first store.
     public let changeGates: @Sendable () throws(VaultError) -> ChangeGates
+    /// Run under the change lock before every change: throws when no change may happen now (a vault being
+    /// moved behind the gate, whose move holds the same lock while it lists and moves the slots).
+    public let beforeChange: @Sendable () throws(VaultError) -> Void
 
     public init(device: any Slot, sync: any Slot, record: ModeRecord, gate: any PresenceGate, changeLock: String? = nil,
-                changeGates: @escaping @Sendable () throws(VaultError) -> ChangeGates = { .all }) {
+                changeGates: @escaping @Sendable () throws(VaultError) -> ChangeGates = { .all },
+                beforeChange: @escaping @Sendable () throws(VaultError) -> Void = {}) {
         self.device = device
         self.sync = sync
         self.record = record
         self.gate = gate
         self.changeLock = changeLock
         self.changeGates = changeGates
+        self.beforeChange = beforeChange
     }
 
     /// Runs `body` holding the change lock (an exclusive `flock`), when there is one. Waits at most
@@ -35,6 +40,7 @@ public struct Vault: Sendable {
         }
         let lock = try FileLock(path: changeLock, waitingAtMost: Self.changeLockWait)
         defer { lock.release() }
+        try beforeChange()
         return try body()
     }
 

@@ -23,7 +23,14 @@ do throws(VaultError) {
     // The user's own policy may tighten root's: read from the home directory's default place (the gate
     // sees no XDG_CONFIG_HOME), as the user's own file (the gate runs as the user).
     let home = getpwuid(getuid()).flatMap { $0.pointee.pw_dir.map { String(cString: $0) } } ?? "/nonexistent"
-    let policy = try RootPolicy.effective(userConfigFolder: "\(home)/.config/vaultctl")
+    // With the group dropped while it looks: the user's path is the user's to shape (symlinks into the
+    // store), and only what the user may read should be read there.
+    let raised = getegid()
+    guard setegid(getgid()) == 0 else { throw .slot(.gateUnavailable("it could not drop its group to read your policy")) }
+    let userPolicy = try? Policy.load(configFolder: "\(home)/.config/vaultctl")
+    guard setegid(raised) == 0 else { throw .slot(.gateUnavailable("it could not take its group back after reading your policy")) }
+    let root = try RootPolicy.load()
+    let policy = userPolicy.map { root.tightened(by: $0) } ?? root
     let configuration = try GateConfiguration.load()
     exit(GateSession(store: GateStore(uid: getuid()), user: user, machine: machine, policy: policy, tpm: configuration.tpm).run())
 } catch {

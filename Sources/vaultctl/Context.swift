@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Slots
 import Vault
 
@@ -158,7 +161,14 @@ final class Context {
                       record: ModeRecord(folder: locations.config),
                       gate: gate,
                       changeLock: "\(locations.state)/.changes.lock",
-                      changeGates: { () throws(VaultError) in try Policy.load(configFolder: config).gates })
+                      changeGates: { () throws(VaultError) in try Policy.load(configFolder: config).gates },
+                      beforeChange: { () throws(VaultError) in
+                          // `device-key protect` leaves this marker first: from then on the state folder's
+                          // vault takes no change, so none is left behind when it is moved.
+                          if access("\(state)/\(Protection.markerName)", F_OK) == 0 {
+                              throw .refused("this vault is being moved behind vaultctl-gate, or a move was interrupted; run 'vaultctl device-key protect' (again) to finish it, then this command")
+                          }
+                      })
         builtVault = v
         return v
     }

@@ -270,6 +270,28 @@ final class GateTests {
         #expect(broken.status == 69, "\(broken)")
     }
 
+    @Test func aStoreWhileProtectRunsIsMovedOrRefusedNeverLeftBehind() async throws {
+        vaultFromBeforeTheGate([("a", "aaa")])
+        let slow = try m.script("slow-protect", "sleep 2; echo alice-pw")
+        let m = self.m
+        // The store comes while protect waits for the password (before its lock), then again later.
+        let protect = Task.detached { m.run("alice", ["device-key", "protect"], environment: ["VAULT_ASKPASS": slow]) }
+        usleep(500_000)
+        let early = m.run("alice", ["store", "early"], stdin: .text("eee"))
+        let done = await protect.value
+        #expect(done.status == 0, "\(done)")
+        let late = m.run("alice", ["store", "late"], stdin: .text("lll"))
+        for (slot, value, r) in [("early", "eee", early), ("late", "lll", late)] {
+            if r.status == 0 {
+                #expect(read("alice", slot, password: "alice-pw").stdoutText == value, "\(slot) was stored, so it must read: \(r)")
+            } else {
+                #expect(r.status == 77 && r.stderr.contains("device-key protect"), "\(slot): \(r)")
+            }
+        }
+        #expect(early.status == 0, "a store before protect's lock goes to the state folder and is moved: \(early)")
+        #expect(!stateFiles.contains("slots/"), "nothing is left behind: \(stateFiles)")
+    }
+
     @Test func protectKilledAtAnyStepLosesNothingAndFinishesWhenRunAgain() throws {
         try #require(access("/usr/bin/strace", X_OK) == 0, "strace is needed to stop protect at each step")
         var killedRuns = 0

@@ -32,17 +32,25 @@ public enum GateImport {
                            changeLock: String) throws(VaultError) -> Outcome {
         let wasProtected = try client.start()
         let keyFiles = ["\(state)/device.key", "\(state)/device.tpm2"]
-        let names: [SlotName]
-        do { names = try userSide.names() } catch { throw .slot(error) }
         var outcome = Outcome()
-        guard !names.isEmpty || keyFiles.contains(where: { access($0, F_OK) == 0 }) else {
+        let before: [SlotName]
+        do { before = try userSide.names() } catch { throw .slot(error) }
+        guard !before.isEmpty || keyFiles.contains(where: { access($0, F_OK) == 0 }) else {
             outcome.nothingToDo = true
             return outcome
         }
         _ = try client.request(.authenticate(.everySlot, reason: "move the device slots behind vaultctl-gate"))
+        // Under the change lock from here, and with the marker down first: a store that waited for the lock
+        // finds the marker and changes nothing (`Vault.beforeChange`), so every slot listed below is all
+        // there is, and stays so.
         do throws(SlotError) { try SecureFile.ensurePrivateFolder(state) } catch { throw .slot(error) }
         let lock = try FileLock(path: changeLock, waitingAtMost: 30)
         defer { lock.release() }
+        do throws(SlotError) {
+            try SecureFile.write("\(state)/\(Protection.markerName)", Array("This vault's device slot is behind vaultctl-gate (/var/lib/vaultctl).\n".utf8))
+        } catch { throw .slot(error) }
+        let names: [SlotName]
+        do { names = try userSide.names() } catch { throw .slot(error) }
         for name in names {
             let value: SecretBytes
             do { value = try userSide.read(name) } catch { throw .slot(error) }
@@ -64,10 +72,13 @@ public enum GateImport {
             outcome.moved += 1
         }
         _ = try client.request(.finishImport)
-        do throws(SlotError) {
-            try SecureFile.write("\(state)/\(Protection.markerName)", Array("This vault's device slot is behind vaultctl-gate (/var/lib/vaultctl).\n".utf8))
-        } catch { throw .slot(error) }
         guard outcome.conflicts.isEmpty else { return outcome }
+        // Listed again before anything is removed: the key goes only when every slot sealed under it is in.
+        let now: [SlotName]
+        do { now = try userSide.names() } catch { throw .slot(error) }
+        guard Set(now).isSubset(of: Set(names)) else {
+            throw .slot(.tampered(path: state, detail: "slots appeared in it while they were moved (\(Set(now).subtracting(names).map { "'\($0)'" }.sorted().joined(separator: ", "))), so its device key was kept; run 'vaultctl device-key protect' again"))
+        }
         do throws(SlotError) {
             for name in names { try userSide.delete(name) }
             for file in keyFiles { _ = try SecureFile.remove(file) }

@@ -39,8 +39,9 @@ public enum Protection: Sendable {
     public static let markerName = "protected-by-gate"
 
     /// Decides for the state folder `state`: a gate installed beside vaultctl that starts, for a vault that
-    /// is protected already or is new; else none. Throws (69) when the vault was protected and the gate is
-    /// missing or refuses to run.
+    /// is protected already or is new; a vault from before the gate stays in the state folder until it is
+    /// moved; no gate beside vaultctl: none. Throws (69) when an installed gate refuses to run, and when the
+    /// vault was protected and the gate is missing.
     public static func find(state: String, source: PasswordSource, promptSeconds: Double,
                             gatePath: String? = GateClient.installedPath()) throws(VaultError) -> Protection {
         let marker = "\(state)/\(markerName)"
@@ -54,13 +55,9 @@ public enum Protection: Sendable {
             return .none(notInEffect: nil)
         }
         let client = GateClient(path: gatePath, source: source, promptSeconds: promptSeconds)
-        let protected: Bool
-        do { protected = try client.start() } catch {
-            if userSideVault && !protectedBefore {
-                return .none(notInEffect: Vault.reason(error))
-            }
-            throw error
-        }
+        // An installed gate that cannot run is an error (69, its reason), whatever the state folder holds:
+        // its files are the user's, so a program running as the user could make them say "from before".
+        let protected = try client.start()
         if !protected && userSideVault {
             return .none(notInEffect: "this vault's device key is in your state folder, from before the gate; 'vaultctl device-key protect' moves it behind the gate")
         }

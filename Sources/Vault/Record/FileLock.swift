@@ -8,12 +8,12 @@ import Slots
 /// A lock file is checked like every file of vaultctl's (a regular file, ours, 0600, not a symlink; its
 /// folder private): anything else is refused with `unsafePermissions` (78) and never locked. A lock that
 /// another process holds for longer than the wait is `lockHeld` (75), naming that process.
-final class FileLock {
+public final class FileLock {
     private var fd: Int32
 
     /// How long a file's own lock (`.modes.lock`, `.ratelimit.json.lock`, `.supply.json.lock`,
     /// `.audit.lock`) is waited for: they are held only for a read-modify-write of one small file.
-    static let fileWait: Double = 5
+    public static let fileWait: Double = 5
 
     private init(descriptor: Int32) {
         fd = descriptor
@@ -21,7 +21,7 @@ final class FileLock {
 
     /// An exclusive lock on `path` (created 0600 when missing, in a private folder that must exist), waiting
     /// at most `seconds` for another holder; 0 tries once.
-    convenience init(path: String, waitingAtMost seconds: Double = FileLock.fileWait) throws(VaultError) {
+    public convenience init(path: String, waitingAtMost seconds: Double = FileLock.fileWait) throws(VaultError) {
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0o600)
         guard fd >= 0 else { throw Self.openFailure(path, errno) }
         try Self.lock(fd, path, LOCK_EX, waitingAtMost: seconds)
@@ -132,7 +132,7 @@ final class FileLock {
         }
     }
 
-    func release() {
+    public func release() {
         if fd >= 0 {
             close(fd)
             fd = -1
