@@ -146,7 +146,7 @@ public final class GateSession {
             }
             let value: SecretBytes
             do { value = try slot.read(name) } catch {
-                log("read", name, "error", reason: Self.reason(.slot(error)))
+                log("read", name, "error", reason: Vault.reason(.slot(error)))
                 throw .slot(error)
             }
             // The line is in the log before the value leaves; one that cannot be written stops it.
@@ -172,7 +172,7 @@ public final class GateSession {
                 throw .changedMeanwhile(name)
             }
             do { try slot.write(name, value) } catch {
-                log("store", name, "error", reason: Self.reason(.slot(error)))
+                log("store", name, "error", reason: Vault.reason(.slot(error)))
                 throw .slot(error)
             }
             log("store", name, replaces ? "replaced" : "ok")
@@ -204,7 +204,7 @@ public final class GateSession {
             let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
             defer { lock.release() }
             do { try slot.write(name, value) } catch {
-                log("import", name, "error", reason: Self.reason(.slot(error)))
+                log("import", name, "error", reason: Vault.reason(.slot(error)))
                 throw .slot(error)
             }
             log("import", name, "ok")
@@ -223,7 +223,7 @@ public final class GateSession {
             let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
             defer { lock.release() }
             do { _ = try slot.delete(name) } catch {
-                log("delete", name, "error", reason: Self.reason(.slot(error)))
+                log("delete", name, "error", reason: Vault.reason(.slot(error)))
                 throw .slot(error)
             }
             log("delete", name, "ok")
@@ -277,7 +277,7 @@ public final class GateSession {
             case .authenticationFailed?: result = "failed"
             default: result = "error"
             }
-            let why = failure.map { "\(shown): \(GateSession.reason($0))" } ?? shown
+            let why = failure.map { "\(shown): \(Vault.reason($0))" } ?? shown
             try audit.append(AuditEntry(time: TimeText.iso8601(clock.now()), command: failure == nil ? "authenticate" : command,
                                         slot: slot?.rawValue, origin: origin, result: result, reason: why))
         }
@@ -285,7 +285,7 @@ public final class GateSession {
             switch error {
             case .blocked, .busy:
                 // Refused before any prompt: logged as best it can be.
-                log(command, slot, "refused", reason: "\(shown): \(Self.reason(error))")
+                log(command, slot, "refused", reason: "\(shown): \(Vault.reason(error))")
             default: break
             }
             throw error
@@ -318,16 +318,4 @@ public final class GateSession {
 
     static func text(_ s: String) -> SecretBytes { Array(s.utf8).withUnsafeBytes { SecretBytes(copying: $0) } }
 
-    /// An error's words for the log (never a secret: errors hold none).
-    static func reason(_ e: VaultError) -> String {
-        switch e {
-        case .authenticationFailed(let m), .notAuthenticated(let m), .accountRefused(let m),
-             .authenticationUnavailable(let m), .refused(let m), .badInput(let m): return m
-        case .authenticationFailedAndBlocked(let m, _): return m + " (now blocked)"
-        case .blocked: return "blocked by the rate limit"
-        case .busy: return "other attempts hold every place"
-        case .slot(let s): return SlotErrorText.describe(s)
-        default: return "\(e)"
-        }
-    }
 }

@@ -10,7 +10,7 @@ import Vault
 /// controls its environment, descriptors and limits, so it takes none of them as given.
 enum StartupChecks {
     /// The variables kept (as polkit's helper keeps them): the language of PAM's messages. PATH is set, not kept.
-    static let kept = ["LANG", "LANGUAGE", "LC_MESSAGES"]
+    static let kept = GateClient.gateVariables
     static let path = GateClient.gatePATH
 
     /// The Swift runtime reads `SWIFT_*` variables before `main`, even in a set-group-ID process, and every

@@ -8,13 +8,18 @@ import Slots
 /// terminal, `VAULT_ASKPASS`, `--password-stdin`) and PAM's messages to standard error, and returns each
 /// request's result or throws its refusal. The exchange ends when the CLI exits (the gate reads the end of
 /// its input).
+///
+/// `@unchecked Sendable`: a `Slot` must be `Sendable`, and `GateSlot` holds this client; its state (the
+/// pipes, whether it started) is used by the one thread that runs the command, never by two at once.
 public final class GateClient: @unchecked Sendable {
     public let path: String
     let source: PasswordSource
     /// How long one frame may take when a person may be asked (PAM's own delays and a person's answer).
     let promptSeconds: Double
-    /// The PATH the gate sets for itself (its `StartupChecks.path`).
+    /// The PATH the gate sets for itself, and the only variables it keeps (as polkit's helper keeps them:
+    /// the language of PAM's messages).
     public static let gatePATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+    public static let gateVariables = ["LANG", "LANGUAGE", "LC_MESSAGES"]
     /// How long one frame may take when nobody is asked (the gate reads a few files).
     static let quickSeconds = 10.0
 
@@ -55,8 +60,7 @@ public final class GateClient: @unchecked Sendable {
         }
         // The gate keeps only these of any environment (it starts again without the rest), so it is given
         // only these: no second start.
-        let kept: [String] = ["LANG", "LANGUAGE", "LC_MESSAGES"]
-        let environment = ["PATH=\(Self.gatePATH)"] + kept.compactMap { (name: String) -> String? in
+        let environment = ["PATH=\(Self.gatePATH)"] + Self.gateVariables.compactMap { (name: String) -> String? in
             getenv(name).map { "\(name)=\(String(cString: $0))" }
         }
         let spawned = ChildSpawn.start([path], searchingPATH: false, environment: environment) { actions in

@@ -104,16 +104,5 @@ public enum GateRefusal {
     }
 
     /// One field: control characters (the separator among them) become spaces, at most 1024 bytes.
-    static func clean(_ text: String) -> String {
-        var out = ""
-        var length = 0
-        for scalar in text.unicodeScalars {
-            let shown: Unicode.Scalar = (scalar.value < 0x20 || scalar.value == 0x7f || (0x80...0x9f).contains(scalar.value)) ? " " : scalar
-            let size = String(shown).utf8.count
-            if length + size > 1024 { break }
-            out.unicodeScalars.append(shown)
-            length += size
-        }
-        return out
-    }
+    static func clean(_ text: String) -> String { OneLineText.clean(text, maxBytes: 1024) }
 }

@@ -29,8 +29,8 @@ extension Vault {
 }
 
 extension Vault {
-    /// A vault error's words inside another message.
-    static func reason(_ e: VaultError) -> String {
+    /// A vault error's words inside another message (or a log line).
+    public static func reason(_ e: VaultError) -> String {
         switch e {
         case .slot(let s): return reason(s)
         case .authenticationFailed(let m), .notAuthenticated(let m), .accountRefused(let m),

@@ -88,16 +88,5 @@ public struct HandOffLine: Sendable, Equatable {
 
     /// Text made one protocol line's reason: control characters (C0, DEL, C1) become spaces, cut at
     /// 512 bytes on a character boundary.
-    static func clean(_ text: String) -> String {
-        var out = ""
-        var length = 0
-        for scalar in text.unicodeScalars {
-            let shown: Unicode.Scalar = (scalar.value < 0x20 || scalar.value == 0x7f || (0x80...0x9f).contains(scalar.value)) ? " " : scalar
-            let size = String(shown).utf8.count
-            if length + size > maximumTextLength { break }
-            out.unicodeScalars.append(shown)
-            length += size
-        }
-        return out
-    }
+    static func clean(_ text: String) -> String { OneLineText.clean(text, maxBytes: maximumTextLength) }
 }

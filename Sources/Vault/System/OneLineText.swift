@@ -1,0 +1,16 @@
+/// Text made one field of a line protocol (the hand-off lines, the gate's requests and refusals): control
+/// characters (C0, DEL, C1) become spaces, and it is cut at `maxBytes` of UTF-8 on a character boundary.
+public enum OneLineText {
+    public static func clean(_ text: String, maxBytes: Int) -> String {
+        var out = ""
+        var length = 0
+        for scalar in text.unicodeScalars {
+            let shown: Unicode.Scalar = (scalar.value < 0x20 || scalar.value == 0x7f || (0x80...0x9f).contains(scalar.value)) ? " " : scalar
+            let size = String(shown).utf8.count
+            if length + size > maxBytes { break }
+            out.unicodeScalars.append(shown)
+            length += size
+        }
+        return out
+    }
+}
