@@ -130,8 +130,9 @@ LIBEXECDIR = $(PREFIX)/libexec/vaultctl
 GATE_GROUP = vaultctl
 STOREDIR = /var/lib/vaultctl
 CONFDIR = /etc/vaultctl
+UDEVRULESDIR ?= /etc/udev/rules.d
 INSTALLED = $(BINDIR)/vaultctl $(BINDIR)/vaultctl-tpm $(BINDIR)/git-credential-vaultctl $(PAMDIR)/vaultctl $(MANDIR)/man1/vaultctl.1 \
-            $(LIBEXECDIR)/vaultctl-gate \
+            $(LIBEXECDIR)/vaultctl-gate $(LIBEXECDIR)/vaultctl-tpm \
             $(addprefix $(DOCDIR)/,$(DOCS)) $(DOCDIR)/policy.json $(DOCDIR)/pam.d/vaultctl \
             $(BASHCOMPDIR)/vaultctl $(ZSHCOMPDIR)/_vaultctl $(FISHCOMPDIR)/vaultctl.fish
 
@@ -151,8 +152,19 @@ install:
 	install -D -m 0644 policy/default.json $(DESTDIR)$(DOCDIR)/policy.json
 	install -D -m 0644 policy/pam.d/vaultctl $(DESTDIR)$(DOCDIR)/pam.d/vaultctl
 	install -D -m 0755 $(DIST)/vaultctl-gate $(DESTDIR)$(LIBEXECDIR)/vaultctl-gate
-	@# The root policy the gate enforces: a copy of the default, never over one an administrator changed.
+	@# The TPM helper beside the gate too: the gate runs the one beside itself, with the TPM of gate.conf.
+	install -D -m 0755 $(DIST)/vaultctl-tpm $(DESTDIR)$(LIBEXECDIR)/vaultctl-tpm
+	@# The root policy the gate enforces and its configuration (the TPM): copies of the defaults, never
+	@# over ones an administrator changed.
 	@[ -e $(DESTDIR)$(CONFDIR)/policy.json ] || install -D -m 0644 policy/default.json $(DESTDIR)$(CONFDIR)/policy.json
+	@[ -e $(DESTDIR)$(CONFDIR)/gate.conf ] || install -D -m 0644 policy/gate.conf $(DESTDIR)$(CONFDIR)/gate.conf
+	@# The udev rule that gives group vaultctl the TPM (an ACL on /dev/tpmrm*), when asked for.
+	@if [ "$(TPM_RULE)" = yes ]; then \
+	  install -D -m 0644 policy/udev/60-vaultctl-tpm.rules $(DESTDIR)$(UDEVRULESDIR)/60-vaultctl-tpm.rules; \
+	  if [ -z "$(DESTDIR)" ] && command -v udevadm >/dev/null && udevadm control --reload 2>/dev/null; then \
+	    udevadm trigger --subsystem-match=tpmrm || true; \
+	  fi; \
+	fi
 	@# The system steps: the group, the set-group-ID gate, the store. Into DESTDIR (a package's tree) they
 	@# are said, not done: they belong to whoever installs the tree (a package's maintainer scripts).
 	@if [ -n "$(DESTDIR)" ] || [ "$$(id -u)" != 0 ]; then \
@@ -172,8 +184,12 @@ install:
 # stays: it holds people's secrets. The root policy stays when an administrator changed it.
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
-	@if cmp -s policy/default.json $(DESTDIR)$(CONFDIR)/policy.json; then rm -f $(DESTDIR)$(CONFDIR)/policy.json; \
-	elif [ -e $(DESTDIR)$(CONFDIR)/policy.json ]; then echo "make uninstall: kept $(CONFDIR)/policy.json, which was changed"; fi
+	@for f in policy.json:policy/default.json gate.conf:policy/gate.conf; do \
+	  name=$${f%%:*}; shipped=$${f#*:}; \
+	  if cmp -s $$shipped $(DESTDIR)$(CONFDIR)/$$name; then rm -f $(DESTDIR)$(CONFDIR)/$$name; \
+	  elif [ -e $(DESTDIR)$(CONFDIR)/$$name ]; then echo "make uninstall: kept $(CONFDIR)/$$name, which was changed"; fi; \
+	done
+	rm -f $(DESTDIR)$(UDEVRULESDIR)/60-vaultctl-tpm.rules
 	@if [ -d $(DESTDIR)$(STOREDIR) ]; then echo "make uninstall: kept $(STOREDIR): it holds the protected vaults (device keys and slots); remove it yourself once nobody needs them"; fi
 
 clean:

@@ -51,6 +51,8 @@ if [ "$cmd" = inside ]; then
   install -d -m 0755 "$dir/m/prefix" "$dir/m/prefix/bin" "$dir/m/prefix/libexec" "$dir/m/prefix/libexec/vaultctl"
   install -m 0755 "$cli" "$dir/m/prefix/bin/vaultctl"
   install -m 2755 -o root -g vaultctl "$gate" "$dir/m/prefix/libexec/vaultctl/vaultctl-gate"
+  # The TPM helper beside the gate, which runs it with the TPM root chose in /etc/vaultctl/gate.conf.
+  [ -x "$(dirname "$gate")/vaultctl-tpm" ] && install -m 0755 "$(dirname "$gate")/vaultctl-tpm" "$dir/m/prefix/libexec/vaultctl/vaultctl-tpm"
   # The same vaultctl with no gate beside it: the unprotected mode, for comparisons.
   install -d -m 0755 "$dir/m/plain" "$dir/m/plain/bin"
   install -m 0755 "$cli" "$dir/m/plain/bin/vaultctl"

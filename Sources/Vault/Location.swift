@@ -185,7 +185,10 @@ extension Vault {
 
     /// What a device-slot binding means, in one sentence (never claims the TPM unless the key is sealed by it).
     static func bindingText(_ binding: String, gated: Bool = false) -> String {
-        if gated && binding != DeviceKeyBinding.tpm2.rawValue {
+        if gated {
+            if binding == DeviceKeyBinding.tpm2.rawValue {
+                return "Its key is in vaultctl-gate's store (/var/lib/vaultctl), sealed by this machine's TPM: no program running as you can read it, and it cannot be unsealed on any other machine, even from a copy of the store."
+            }
             return "Its key is in vaultctl-gate's store (/var/lib/vaultctl), bound to this machine's id: no program running as you can read it, and a copy of the store that root makes to a machine with the same id would open there."
         }
         switch binding {

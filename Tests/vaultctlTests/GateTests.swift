@@ -345,6 +345,42 @@ final class GateTests {
         #expect(next.status == 75 && next.stderr.contains("blocked"), "three unrecorded answers count as three failures: \(next)")
     }
 
+    @Test func theGateSealsByTheTPMRootChoseAndNeverTheCallers() throws {
+        try #require(access("/usr/bin/swtpm", X_OK) == 0, "swtpm is needed (make deps)")
+        let tpm = "\(m.folder)/tpm"
+        let started = ProcessRunner.run(Paths.swtpmScript, ["start", tpm], environment: Fixtures.baseEnvironment)
+        try #require(started.status == 0, "\(started)")
+        defer { _ = ProcessRunner.run(Paths.swtpmScript, ["stop", tpm], environment: Fixtures.baseEnvironment) }
+        chmod(tpm, 0o711)
+        for socket in ["sock", "sock.ctrl"] { chmod("\(tpm)/\(socket)", 0o666) }  // the gate connects as alice (a test TPM; a real one is /dev/tpmrm0)
+        let conf = "{\"version\": 1, \"tpm\": \"swtpm:path=\(tpm)/sock\"}"
+        m.asRoot("mkdir -p /etc/vaultctl && printf '%s' '\(conf)' > /etc/vaultctl/gate.conf && chmod 644 /etc/vaultctl/gate.conf")
+        defer { m.asRoot("rm -f /etc/vaultctl/gate.conf") }
+
+        // The caller names a TPM of its own (here none that answers): the gate never hears of it.
+        let callers = ["VAULTCTL_TPM2_TCTI": "swtpm:path=/nonexistent/sock"]
+        let stored = m.run("alice", ["store", "mail"], stdin: .text("s3cret"), environment: callers)
+        #expect(stored.status == 0, "\(stored)")
+        let status = m.run("alice", ["status", "mail", "--json"], environment: callers)
+        #expect(status.stdoutText.contains("\"state\":\"cannot-leave-device\"") && status.stdoutText.contains("\"binding\":\"tpm2\""), "\(status)")
+        let key = m.run("alice", ["device-key", "status", "--json"], environment: callers)
+        #expect(key.stdoutText.contains("\"binding\":\"tpm2\"") && key.stdoutText.contains("swtpm:path=\(tpm)/sock"), "\(key)")
+        #expect(read("alice", "mail", password: "alice-pw", environment: callers).stdoutText == "s3cret")
+        let files = m.asRoot("ls /var/lib/vaultctl/\(m.uid("alice"))").stdoutText
+        #expect(files.contains("device.tpm2") && !files.contains("device.key"), "\(files)")
+
+        // A gate.conf that others may write is not root's choice: refused, naming it.
+        m.asRoot("chmod 666 /etc/vaultctl/gate.conf")
+        let loose = m.run("alice", ["status", "mail"])
+        #expect(loose.status == 78 && loose.stderr.contains("/etc/vaultctl/gate.conf"), "\(loose)")
+        m.asRoot("chmod 644 /etc/vaultctl/gate.conf")
+
+        // The TPM gone: the read says so (69), and the value waits for it.
+        _ = ProcessRunner.run(Paths.swtpmScript, ["stop", tpm], environment: Fixtures.baseEnvironment)
+        let gone = read("alice", "mail", password: "alice-pw")
+        #expect(gone.status == 69 && gone.stdout.isEmpty, "\(gone)")
+    }
+
     @Test func aFileSizeLimitOrClosedDescriptorsLoseNothing() throws {
         #expect(store("alice", "mail", "old").status == 0)
         let askpass = try m.script("right", "echo alice-pw")

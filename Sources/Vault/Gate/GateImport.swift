@@ -39,6 +39,13 @@ public enum GateImport {
             outcome.nothingToDo = true
             return outcome
         }
+        // A key sealed by the TPM is not moved under one that is not: the gate must have a TPM too.
+        if access("\(state)/device.tpm2", F_OK) == 0 {
+            let reply = try client.request(.deviceKey).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+            if reply.hasSuffix("\tnone") {
+                throw .slot(.gateUnavailable("this vault's device key is sealed by the TPM, and vaultctl-gate has no TPM (/etc/vaultctl/gate.conf; 'sudo make install TPM_RULE=yes' lets it use /dev/tpmrm0), so moving it would bind it to the machine id only; nothing was moved"))
+            }
+        }
         _ = try client.request(.authenticate(.everySlot, reason: "move the device slots behind vaultctl-gate"))
         // Under the change lock from here, and with the marker down first: a store that waited for the lock
         // finds the marker and changes nothing (`Vault.beforeChange`), so every slot listed below is all

@@ -11,6 +11,7 @@ import Testing
 struct InstallTests {
     static let installed = [
         "/etc/pam.d/vaultctl",
+        "/etc/vaultctl/gate.conf",
         "/etc/vaultctl/policy.json",
         "/usr/bin/git-credential-vaultctl",
         "/usr/bin/vaultctl",
@@ -25,6 +26,7 @@ struct InstallTests {
         "/usr/share/man/man1/vaultctl.1",
         "/usr/share/zsh/site-functions/_vaultctl",
         "/usr/libexec/vaultctl/vaultctl-gate",
+        "/usr/libexec/vaultctl/vaultctl-tpm",
     ]
 
     static func make(_ args: [String], sourceLocation: SourceLocation = #_sourceLocation) -> ProcessResult {
