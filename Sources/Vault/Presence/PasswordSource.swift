@@ -32,11 +32,8 @@ public enum PasswordSource: Sendable {
     /// Shows one of PAM's messages (PAM_TEXT_INFO, PAM_ERROR_MSG) as one line on standard error, or relays it.
     public func show(_ text: String, isError: Bool) {
         if case .relay(let relay) = self { return relay.show(text, isError: isError) }
-        var line = "vaultctl: "
-        for scalar in text.unicodeScalars {
-            line.unicodeScalars.append(scalar.value < 0x20 || scalar.value == 0x7f ? " " : scalar)
-        }
-        line += "\n"
+        // One line whatever the module (or a gate peer) sent: no control character, C1 included, reaches the terminal.
+        let line = "vaultctl: \(SlotErrorText.oneLine(text, limit: 1000))\n"
         _ = line.withCString { write(2, $0, strlen($0)) }
     }
 
