@@ -297,9 +297,9 @@ public final class GateSession {
         }
     }
 
-    var judgedOrigin: Origin {
-        OriginJudge.judge(SystemOriginProbe().gather(), remoteRanges: policy.remoteRanges, nearbyRanges: policy.nearbyRanges)
-    }
+    /// Where the session comes from, judged once per exchange (it walks /proc and utmp) on first need.
+    lazy var judgedOrigin: Origin = OriginJudge.judge(SystemOriginProbe().gather(), remoteRanges: policy.remoteRanges,
+                                                      nearbyRanges: policy.nearbyRanges)
 
     var origin: String { judgedOrigin.description }
 
