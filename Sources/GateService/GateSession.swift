@@ -117,6 +117,7 @@ public final class GateSession {
             return Self.text(try vaultLock.isLocked() ? "locked" : "unlocked")
         case .lock:
             try store.ensure(marking: true)
+            if try vaultLock.isLocked() { return Self.text("") }  // locked already: nothing changes, no line
             try vaultLock.lock(time: clock.now(), origin: origin)
             log("lock", nil, "ok")
             return Self.text("")
@@ -271,6 +272,9 @@ public final class GateSession {
         // guesses, and the attempt's place stays to be counted.
         let (audit, clock, origin) = (self.audit, self.clock, self.origin)
         gate.recordVerdict = { (failure: VaultError?) throws(VaultError) in
+            // Nothing answered (cancelled, no way to ask): no guess, no line, so a program that asks and
+            // cancels again and again cannot push the log's older lines out.
+            if case .notAuthenticated? = failure { return }
             let result: String
             switch failure {
             case nil: result = "ok"
@@ -281,15 +285,9 @@ public final class GateSession {
             try audit.append(AuditEntry(time: TimeText.iso8601(clock.now()), command: failure == nil ? "authenticate" : command,
                                         slot: slot?.rawValue, origin: origin, result: result, reason: why))
         }
-        do { try gate.verify(reason: shown) } catch {
-            switch error {
-            case .blocked, .busy:
-                // Refused before any prompt: logged as best it can be.
-                log(command, slot, "refused", reason: "\(shown): \(Vault.reason(error))")
-            default: break
-            }
-            throw error
-        }
+        // A refusal before any prompt (blocked, every place taken) writes no line: the failures that led to
+        // it have theirs, and a program asking again and again while blocked cannot fill the log.
+        try gate.verify(reason: shown)
         switch scope {
         case .none: break
         case .everySlot: grantedEverySlot = true

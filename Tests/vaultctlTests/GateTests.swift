@@ -381,6 +381,29 @@ final class GateTests {
         #expect(gone.status == 69 && gone.stdout.isEmpty, "\(gone)")
     }
 
+    @Test func theLogCannotBeFloodedWithUnansweredPromptsNorCutMidLine() throws {
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        let lines = { self.m.gateLog("alice").split(separator: "\n").count }
+        let before = lines()
+        // Asked and cancelled, again and again: no password, no guess, no line.
+        let request = "1 authenticate - x"
+        let once = "request \(request.utf8.count)\n\(request)cancel 3\nno."
+        let r = m.run("alice", [], program: m.gate, stdin: .text(String(repeating: once, count: 20)))
+        #expect(r.stdoutText.components(separatedBy: "prompt-hidden").count == 21, "\(r)")
+        #expect(lines() == before, "\(m.gateLog("alice"))")
+        // A line that does not fit (RLIMIT_FSIZE just past the log's end) is taken back whole: the next line
+        // is not glued to a fragment of it.
+        let size = Int(m.asRoot("stat -c %s /var/lib/vaultctl/\(m.uid("alice"))/audit.log").stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let store = "1 store junk"
+        _ = m.run("alice", ["--fsize=\(size + 20)", "--", m.gate], program: "/usr/bin/prlimit",
+                  stdin: .text("request \(store.utf8.count)\n\(store)secret 1\nj"))
+        #expect(read("alice", "mail", password: "alice-pw").stdoutText == "s3cret")
+        let log = m.gateLog("alice")
+        #expect(log.hasSuffix("\n") && log.split(separator: "\n").allSatisfy { $0.hasPrefix("{") && $0.hasSuffix("}") }, "\(log)")
+        let shown = m.run("alice", ["log", "--json"])
+        #expect(shown.stdoutText.contains("\"command\":\"read\",\"slot\":\"mail\""), "\(shown)")
+    }
+
     @Test func aFileSizeLimitOrClosedDescriptorsLoseNothing() throws {
         #expect(store("alice", "mail", "old").status == 0)
         let askpass = try m.script("right", "echo alice-pw")

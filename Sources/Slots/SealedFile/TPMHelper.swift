@@ -98,7 +98,9 @@ enum TPMHelper {
     /// the folder it is in, and the folder of the name vaultctl found, must be owned likewise and writable
     /// by nobody else. Anyone who could replace the helper would be handed the device key's seed.
     static func distrust(_ path: String) -> String? {
-        let me = getuid()
+        // In vaultctl-gate (set-group-ID: its group is not the caller's), the caller is not trusted: only a
+        // helper root owns, in folders root owns, runs with the gate's group.
+        let me: uid_t? = getegid() == getgid() ? getuid() : nil
         func owner(_ st: stat) -> Bool { st.st_uid == 0 || st.st_uid == me }
         guard let resolved = realpath(path, nil) else { return "it cannot be resolved (\(String(cString: strerror(errno))))" }
         let file = String(cString: resolved)

@@ -215,7 +215,7 @@ public enum SecureFile {
 
     /// Appends to a private file (created 0600), refusing one that is not private. The caller holds a lock
     /// if several writers may append at once. A line goes out in one `write` with `O_APPEND`, so a reader or
-    /// a kill sees it whole or not at all; it is not flushed to disk line by line (auditd's default,
+    /// a kill sees it whole or not at all (a short write is truncated away); it is not flushed to disk line by line (auditd's default,
     /// `incremental_async`, and journald do the same): that flush waited on the disk for up to 0.3 ms of
     /// every gated read, for the last line before a power cut.
     public static func append(_ path: String, _ bytes: UnsafeRawBufferPointer) throws(SlotError) {
@@ -229,12 +229,17 @@ public enum SecureFile {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw .io(path: path, errno: errno, operation: "inspect") }
         try checkPrivate(path: path, st, wantDirectory: false)
+        // A line is appended whole or not at all: a short write (a caller's RLIMIT_FSIZE, a full disk) is
+        // taken back, so no fragment is left for the next line to be glued to (and lost with it).
+        let start = st.st_size
         var written = 0
         while written < bytes.count {
             let n = Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .io(path: path, errno: errno, operation: "append to")
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 {
+                let e = n < 0 ? errno : ENOSPC
+                if written > 0 { _ = ftruncate(fd, start) }
+                throw .io(path: path, errno: e, operation: "append to")
             }
             written += n
         }

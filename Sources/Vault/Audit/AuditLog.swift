@@ -5,7 +5,7 @@ import Slots
 
 /// The append-only audit log: `<state>/audit.log`, one JSON object per line (compact, sorted keys), 0600,
 /// appended under `flock`.
-/// Past 1 MiB it is rotated to `audit.log.1` (one generation kept).
+/// Past 1 MiB it is rotated to `audit.log.1` (one generation kept; `entries` reads both).
 public struct AuditLog: Sendable {
     public let folder: String
     public static let rotateAt = 1024 * 1024
@@ -55,17 +55,19 @@ public struct AuditLog: Sendable {
         try FileLock(path: lockPath, waitingAtMost: seconds).release()
     }
 
-    /// The newest `limit` entries, oldest first. Lines that do not parse are skipped.
+    /// The newest `limit` entries, oldest first, from the log and, when it holds fewer, the generation
+    /// before it (`audit.log.1`). Lines that do not parse are skipped.
     public func entries(limit: Int) throws(VaultError) -> [AuditEntry] {
-        let bytes: [UInt8]?
+        var out: [AuditEntry] = []
         do {
             guard try SecureFile.privateFolderExists(folder) else { return [] }
-            bytes = try SecureFile.readPublic(path, maximumCount: AuditLog.rotateAt * 2)
+            for file in [path, "\(path).1"] where out.count < limit {
+                guard let bytes = try SecureFile.readPublic(file, maximumCount: AuditLog.rotateAt * 2) else { continue }
+                out = bytes.withUnsafeBytes { AuditLog.parse($0) } + out
+            }
         } catch {
             throw .slot(error)
         }
-        guard let bytes else { return [] }
-        let out = bytes.withUnsafeBytes { AuditLog.parse($0) }
         return Array(out.suffix(max(0, limit)))
     }
 

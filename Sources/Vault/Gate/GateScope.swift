@@ -32,18 +32,31 @@ public enum GateScope: Equatable, Sendable {
         return .slots(names)
     }
 
-    /// The prompt's words: `reason` when it names exactly the slots opened (each in single quotes, and no
-    /// other), else `reason` followed by what is opened, in the gate's words.
+    /// The prompt's words: `reason` alone when it is one of vaultctl's own sentences for exactly the slots
+    /// opened ("read slot 'mail'"), else `reason` followed by what is opened, in the gate's words. Free text
+    /// is never searched for names: "(slot 'bank' stays closed)" names bank too.
     public func prompt(_ reason: String) -> String {
         switch self {
         case .none: return reason
         case .everySlot: return "\(reason) (opens every slot)"
         case .slots(let names):
-            let quoted = Set(reason.split(separator: "'", omittingEmptySubsequences: false).enumerated()
-                .filter { $0.offset % 2 == 1 }.compactMap { SlotName(String($0.element)) })
-            if quoted == Set(names) { return reason }
+            if Self.ownSentences(for: names).contains(reason) { return reason }
             let list = names.map { "'\($0)'" }.joined(separator: ", ")
             return "\(reason) (opens slot\(names.count == 1 ? "" : "s") \(list))"
         }
+    }
+
+    /// The sentences vaultctl itself asks with for these slots (`Vault`, `move`, `supply`, `credential erase`).
+    static func ownSentences(for names: [SlotName]) -> Set<String> {
+        guard names.count == 1, let n = names.first else {
+            return ["erase the credential git rejected (\(names.map { "'\($0)'" }.joined(separator: ", ")))"]
+        }
+        var out: Set<String> = ["read slot '\(n)'", "replace the value in slot '\(n)'", "delete slot '\(n)'",
+                                "supply slot '\(n)'", "allow supplying slot '\(n)'", "erase the credential git rejected ('\(n)')"]
+        for mode in SlotMode.allCases {
+            out.insert("move slot '\(n)' to the \(mode.rawValue) slot")
+            out.insert("remove the copy of slot '\(n)' left in the \(mode.rawValue) slot")
+        }
+        return out
     }
 }

@@ -65,7 +65,12 @@ import Slots
         #expect(GateScope.slots([mail]).prompt("unlock the screen saver") == "unlock the screen saver (opens slot 'mail')")
         #expect(GateScope.slots([mail, bank]).prompt("erase the credential git rejected ('mail', 'bank')") == "erase the credential git rejected ('mail', 'bank')")
         #expect(GateScope.slots([mail, bank]).prompt("read slot 'mail'") == "read slot 'mail' (opens slots 'mail', 'bank')")
+        #expect(GateScope.slots([bank]).prompt("read slot 'mail' (slot 'bank' stays closed)").hasSuffix("(opens slot 'bank')"))
         #expect(GateScope.everySlot.prompt("move the device slots behind vaultctl-gate") == "move the device slots behind vaultctl-gate (opens every slot)")
+        // A mark that joins the quote to what follows (U+034F) does not make a slot look quoted.
+        #expect(GateScope.slots([bank]).prompt("read slot '\u{34F}mail'\u{34F} (slot 'bank' stays closed)").hasSuffix("(opens slot 'bank')"))
+        // Bidi overrides and zero-width characters never reach a prompt or a log line.
+        #expect(GateRequest.authenticate(.slots([bank]), reason: "read \u{202E}'kcab'\u{200D}").text == "1 authenticate bank read  'kcab' ")
     }
 
     @Test func everyRefusalTheGateSendsDecodesToTheSameError() throws {
