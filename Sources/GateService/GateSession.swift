@@ -57,12 +57,15 @@ public final class GateSession {
     /// Runs the exchange; the exit status.
     public func run() -> Int32 {
         // A store that cannot be looked at is an error, never "new": a vault from before would be used instead.
-        let protected: Bool
-        do { protected = try store.isProtected() } catch {
+        // The hello says whether the vault is protected and locked, so most commands need no request before
+        // their first real one (the lock is checked again by every gated request).
+        let protected: Bool, locked: Bool
+        do { (protected, locked) = (try store.isProtected(), try vaultLock.isLocked()) } catch {
             GateFrame(.refused, text: GateRefusal.encode(error)).write(to: output)
             return 69
         }
-        guard GateFrame(.hello, text: "\(GateRequest.version) \(protected ? "protected" : "new")").write(to: output) else { return 74 }
+        let hello = "\(GateRequest.version) \(protected ? "protected" : "new") \(locked ? "locked" : "unlocked")"
+        guard GateFrame(.hello, text: hello).write(to: output) else { return 74 }
         while true {
             let frame: GateFrame
             switch reader.next(within: Self.idleSeconds) {

@@ -114,10 +114,8 @@ final class Context {
     func isVaultLocked() throws(CommandFailure) -> Bool {
         let client = try gateClient()
         do throws(VaultError) {
-            if let client {
-                let reply = try client.request(.isLocked)
-                return reply.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } == "locked"
-            }
+            // The gate's hello said (and every gated request checks it again in the gate).
+            if let client { return client.lockedAtStart }
             return try vaultLock.isLocked()
         } catch {
             throw ErrorReport.failure(error)

@@ -26,6 +26,10 @@ public final class GateClient: @unchecked Sendable {
     private var toGate: Int32 = -1
     private var reader: GateFrameReader?
     private var started: Result<Bool, VaultError>?
+    /// Whether the vault was locked when the gate started (its hello).
+    public private(set) var lockedAtStart = false
+    /// The last `holding` answer, for `GateSlot.binding(of:)` right after a look; cleared by every other request.
+    var lastLook: (name: SlotName, answer: Result<GateHolding?, SlotError>)?
 
     public init(path: String, source: PasswordSource, promptSeconds: Double) {
         self.path = path
@@ -83,9 +87,10 @@ public final class GateClient: @unchecked Sendable {
         switch reader.next(within: Self.quickSeconds) {
         case .success(let f) where f.word == .hello:
             let words = f.text.split(separator: " ")
-            guard words.count == 2, words[0] == GateRequest.version else {
+            guard words.count == 3, words[0] == GateRequest.version, ["locked", "unlocked"].contains(words[2]) else {
                 return .failure(.slot(.gateUnavailable("\(path) speaks another version of the protocol (\(Quote.text(f.text))); install vaultctl and its gate together")))
             }
+            lockedAtStart = words[2] == "locked"
             return .success(words[1] == "protected")
         case .success(let f) where f.word == .refused:
             return .failure(GateRefusal.decode(f.text) ?? .slot(.gateUnavailable(SlotErrorText.oneLine(f.text))))
@@ -99,6 +104,7 @@ public final class GateClient: @unchecked Sendable {
     /// Sends `request` (and `value`, for a store) and relays the exchange until its result.
     public func request(_ request: GateRequest, value: SecretBytes? = nil) throws(VaultError) -> SecretBytes {
         _ = try start()
+        lastLook = nil
         guard let reader else { throw .slot(.gateUnavailable("it is not running")) }
         guard GateFrame(.request, text: request.text).write(to: toGate),
               value.map({ GateFrame(.secret, $0).write(to: toGate) }) ?? true else {

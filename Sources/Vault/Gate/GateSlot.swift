@@ -17,6 +17,7 @@ public struct GateSlot: GatedSlot {
             guard let parsed = GateHolding.parse(text) else {
                 return .failure(.gateUnavailable("its answer about slot '\(name)' is not of its protocol"))
             }
+            client.lastLook = (name, .success(parsed))
             return .success(parsed)
         } catch {
             return .failure(Self.slotError(error))
@@ -31,8 +32,11 @@ public struct GateSlot: GatedSlot {
         }
     }
 
+    /// What binds a held value's key, for `status`, which has just looked (its answer is kept for this, and
+    /// only this: every other question asks the gate again).
     public func binding(of name: SlotName) -> String? {
-        guard case .success(let h?) = look(name) else { return nil }
+        let answer = client.lastLook.flatMap { $0.name == name ? $0.answer : nil } ?? look(name)
+        guard case .success(let h?) = answer else { return nil }
         return h.binding
     }
 
