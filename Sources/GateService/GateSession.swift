@@ -194,6 +194,14 @@ public final class GateSession {
                 size += line.utf8.count + 1
             }
             return Self.text(lines.reversed().joined(separator: "\n"))
+        case .recordFailure:
+            try store.ensure(marking: false)
+            // A line only while a failure can still count (not while blocked): a program asking again and
+            // again cannot fill the log this way either.
+            let counts = try limiter.blockedUntil() == nil
+            let until = try limiter.recordFailure()
+            if counts { log("failure", nil, "failed", reason: "a program given a secret did not accept it") }
+            return Self.text(until.map { "\($0)" } ?? "")
         case .deviceKey:
             var binding = "none"
             if try store.exists() {

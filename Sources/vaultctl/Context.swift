@@ -69,6 +69,12 @@ final class Context {
         RateLimiter(stateFolder: locations.state, policy: try policy().rateLimit, clock: clock)
     }
 
+    /// Where failures that are not PAM's are counted: the gate's rate limit when the vault is protected.
+    func failureCount() throws(CommandFailure) -> any FailureCount {
+        if let client = try gateClient() { return GateFailureCount(client: client) }
+        return try limiter()
+    }
+
     func supplyState() throws(CommandFailure) -> SupplyState {
         SupplyState(stateFolder: locations.state, allowByDefault: try policy().allowSupplyByDefault)
     }

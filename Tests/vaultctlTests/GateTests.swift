@@ -404,6 +404,26 @@ final class GateTests {
         #expect(shown.stdoutText.contains("\"command\":\"read\",\"slot\":\"mail\""), "\(shown)")
     }
 
+    @Test func aSuppliedProgramThatFailsCountsInTheGate() throws {
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        let allow = m.run("alice", ["allow-supply", "mail", "on", "--password-stdin"], stdin: .text("alice-pw\n"))
+        #expect(allow.status == 0, "\(allow)")
+        for _ in 0..<2 {
+            let r = m.run("alice", ["supply", "mail", "--password-stdin", "--", "/bin/sh", "-c", "cat >/dev/null; exit 1"], stdin: .text("alice-pw\n"))
+            #expect(r.status != 0, "\(r)")
+        }
+        let limit = m.asRoot("cat /var/lib/vaultctl/\(m.uid("alice"))/ratelimit.json").stdoutText
+        let failures = limit.components(separatedBy: "\"failures\":[").dropFirst().first?.prefix { $0 != "]" } ?? ""
+        #expect(failures.split(separator: ",").count == 2, "\(limit)")
+        // Counted in the gate, not in the state folder, which holds no failure to reset.
+        #expect(!m.asRoot("cat \(m.home("alice"))/.local/state/vaultctl/ratelimit.json 2>/dev/null").stdoutText.contains("failures\":[1"))
+        // The third blocks every gated command, wherever the state folder is.
+        let third = m.run("alice", ["supply", "mail", "--password-stdin", "--", "/bin/sh", "-c", "cat >/dev/null; exit 1"], stdin: .text("alice-pw\n"))
+        #expect(third.status != 0, "\(third)")
+        let blocked = read("alice", "mail", password: "alice-pw", environment: ["XDG_STATE_HOME": "\(m.home("alice"))/elsewhere"])
+        #expect(blocked.status == 75, "\(blocked)")
+    }
+
     @Test func aFileSizeLimitOrClosedDescriptorsLoseNothing() throws {
         #expect(store("alice", "mail", "old").status == 0)
         let askpass = try m.script("right", "echo alice-pw")

@@ -37,6 +37,9 @@ public enum GateRequest: Equatable, Sendable {
     /// What binds the gate's device key (`tpm2`, `machine-id`, or `none` yet), a tab, and the TPM the gate
     /// is configured with (a TCTI, or `none`): no prompt.
     case deviceKey
+    /// Counts a failure that is not PAM's (a supplied program failed, an askpass request came back): the
+    /// end of the block it started, if any. No prompt: it can only make the limit stricter.
+    case recordFailure
 
     public static let version = "1"
     static let maximumReason = 512
@@ -56,6 +59,7 @@ public enum GateRequest: Equatable, Sendable {
         case .finishImport: return "finish-import"
         case .log: return "log"
         case .deviceKey: return "device-key"
+        case .recordFailure: return "record-failure"
         }
     }
 
@@ -65,7 +69,7 @@ public enum GateRequest: Equatable, Sendable {
         case .authenticate(let scope, _):
             if case .slots(let names) = scope, names.count == 1 { return names[0] }
             return nil
-        case .names, .lock, .unlock, .isLocked, .finishImport, .log, .deviceKey: return nil
+        case .names, .lock, .unlock, .isLocked, .finishImport, .log, .deviceKey, .recordFailure: return nil
         }
     }
 
@@ -75,7 +79,7 @@ public enum GateRequest: Equatable, Sendable {
         switch self {
         case .holding(let n), .read(let n), .store(let n), .delete(let n), .importValue(let n): out += " \(n.rawValue)"
         case .authenticate(let scope, let reason): out += " \(scope.text) \(Self.clean(reason))"
-        case .names, .lock, .unlock, .isLocked, .finishImport, .deviceKey: break
+        case .names, .lock, .unlock, .isLocked, .finishImport, .deviceKey, .recordFailure: break
         case .log(let n): out += " \(n)"
         }
         return out
@@ -95,6 +99,7 @@ public enum GateRequest: Equatable, Sendable {
         case ("is-locked", 2): return .isLocked
         case ("finish-import", 2): return .finishImport
         case ("device-key", 2): return .deviceKey
+        case ("record-failure", 2): return .recordFailure
         case ("import", 3): return slot(2).map { .importValue($0) }
         case ("log", 3):
             let digits = words[2]

@@ -5,11 +5,11 @@ import Slots
 public struct SupplyChecks: Sendable {
     public let permissions: SupplyState
     public let origin: Origin
-    public let limiter: RateLimiter
+    public let limiter: any FailureCount
     public let target: TargetCheck?
     let clock: any Clock
 
-    public init(permissions: SupplyState, origin: Origin, limiter: RateLimiter, target: TargetCheck?,
+    public init(permissions: SupplyState, origin: Origin, limiter: any FailureCount, target: TargetCheck?,
                 clock: any Clock = SystemClock()) {
         self.permissions = permissions
         self.origin = origin

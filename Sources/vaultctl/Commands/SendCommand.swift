@@ -30,7 +30,7 @@ enum SendCommand {
                                  readySeconds: Double(try readySeconds()), resultSeconds: resultSeconds)
         let vault = try context.vault()
         let checks = SupplyChecks(permissions: try context.supplyState(), origin: try context.origin(),
-                                  limiter: try context.limiter(), target: nil, clock: context.clock)
+                                  limiter: try context.failureCount(), target: nil, clock: context.clock)
         var outcome: SSHHandOff.Outcome?
         do {
             try vault.supply(name, checks: checks, reason: "send slot '\(name)' to \(host) (target \(targetName))") { (secret) throws(VaultError) -> String? in

@@ -50,7 +50,7 @@ enum SupplyCommand {
         do {
             if try repeats.isRepeat(request) {
                 Output.message("the program asking came back with the same request, so the secret it was given last time was not accepted; counted as a failed attempt.")
-                try context.limiter().recordFailure()
+                try context.failureCount().recordFailure()
             }
         } catch let e as CommandFailure { throw e } catch { throw ErrorReport.unexpected(error) }
         try run(name, args, context, reason: reason, askpass: true) { (secret) throws(VaultError) -> String? in
@@ -87,7 +87,7 @@ enum SupplyCommand {
                             askpass: Bool = false, deliver: (SecretBytes) throws(VaultError) -> String?) throws(CommandFailure) {
         let vault = try context.vault()
         let checks = SupplyChecks(permissions: try context.supplyState(), origin: try context.origin(),
-                                  limiter: try context.limiter(),
+                                  limiter: try context.failureCount(),
                                   target: args.options["if-locked"].map(TargetCheck.init(program:)),
                                   clock: context.clock)
         do { try vault.supply(name, checks: checks, reason: reason, deliver: deliver) } catch {
