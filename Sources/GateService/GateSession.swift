@@ -27,6 +27,9 @@ public final class GateSession {
     /// opened: these slots, or every slot (`device-key protect`).
     var granted: Set<SlotName> = []
     var grantedEverySlot = false
+    /// Whether any authentication in this exchange succeeded (for changes to the store as a whole, which
+    /// open no slot: sealing its key by the TPM).
+    var authenticatedOnce = false
 
     func isGranted(_ name: SlotName) -> Bool { grantedEverySlot || granted.contains(name) }
 
@@ -194,6 +197,25 @@ public final class GateSession {
                 size += line.utf8.count + 1
             }
             return Self.text(lines.reversed().joined(separator: "\n"))
+        case .sealDeviceKey:
+            guard try store.exists() else { throw .slot(.noTPMToSeal(detail: "there is no device key yet; the first store seals one")) }
+            let before: SealedFileSlot.KeyState
+            do { before = try slot.keyState() } catch { throw .slot(error) }
+            if before.binding == .tpm2 && !before.machineIDKey { return Self.text("already") }  // nothing to do, nothing asked
+            guard authenticatedOnce else { throw .notAuthenticated("sealing the device key needs an authentication first") }
+            try admit()
+            guard tpm != nil else {
+                throw .slot(.noTPMToSeal(detail: "vaultctl-gate has no TPM (/etc/vaultctl/gate.conf; 'sudo make install TPM_RULE=yes' lets it use /dev/tpmrm0)"))
+            }
+            let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
+            defer { lock.release() }
+            let outcome: SealedFileSlot.RekeyOutcome
+            do { outcome = try slot.rekeyUnderTPM() } catch {
+                log("seal", nil, "error", reason: Vault.reason(.slot(error)))
+                throw .slot(error)
+            }
+            log("seal", nil, "ok")
+            return Self.text("\(outcome.resealed) \(outcome.createdKey ? 1 : 0) \(outcome.removedOldKey ? 1 : 0)")
         case .recordFailure:
             try store.ensure(marking: false)
             // A line only while a failure can still count (not while blocked): a program asking again and
@@ -299,6 +321,7 @@ public final class GateSession {
         // A refusal before any prompt (blocked, every place taken) writes no line: the failures that led to
         // it have theirs, and a program asking again and again while blocked cannot fill the log.
         try gate.verify(reason: shown)
+        authenticatedOnce = true
         switch scope {
         case .none: break
         case .everySlot: grantedEverySlot = true

@@ -424,6 +424,32 @@ final class GateTests {
         #expect(blocked.status == 75, "\(blocked)")
     }
 
+    @Test func sealMovesAProtectedKeyUnderTheTPMRootChose() throws {
+        try #require(access("/usr/bin/swtpm", X_OK) == 0, "swtpm is needed (make deps)")
+        m.asRoot("mkdir -p /etc/vaultctl && printf '%s' '{\"version\": 1, \"tpm\": \"none\"}' > /etc/vaultctl/gate.conf")
+        defer { m.asRoot("rm -f /etc/vaultctl/gate.conf") }
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        let noTPM = m.run("alice", ["device-key", "seal", "--password-stdin"], stdin: .text("alice-pw\n"))
+        #expect(noTPM.status == 69 && noTPM.stderr.contains("gate.conf"), "\(noTPM)")
+
+        let tpm = "\(m.folder)/tpm-seal"
+        let started = ProcessRunner.run(Paths.swtpmScript, ["start", tpm], environment: Fixtures.baseEnvironment)
+        try #require(started.status == 0, "\(started)")
+        defer { _ = ProcessRunner.run(Paths.swtpmScript, ["stop", tpm], environment: Fixtures.baseEnvironment) }
+        chmod(tpm, 0o711)
+        for socket in ["sock", "sock.ctrl"] { chmod("\(tpm)/\(socket)", 0o666) }
+        m.asRoot("printf '%s' '{\"version\": 1, \"tpm\": \"swtpm:path=\(tpm)/sock\"}' > /etc/vaultctl/gate.conf")
+        let wrong = m.run("alice", ["device-key", "seal", "--password-stdin"], stdin: .text("wrong\n"))
+        #expect(wrong.status == 77, "\(wrong)")
+        let sealed = m.run("alice", ["device-key", "seal", "--password-stdin"], stdin: .text("alice-pw\n"))
+        #expect(sealed.status == 0 && sealed.stderr.contains("1 device slot re-sealed"), "\(sealed)")
+        let status = m.run("alice", ["status", "mail", "--json"])
+        #expect(status.stdoutText.contains("\"binding\":\"tpm2\""), "\(status)")
+        #expect(read("alice", "mail", password: "alice-pw").stdoutText == "s3cret")
+        let again = m.run("alice", ["device-key", "seal", "--password-stdin"], stdin: .text("alice-pw\n"))
+        #expect(again.status == 0 && again.stderr.contains("already"), "\(again)")
+    }
+
     @Test func aFileSizeLimitOrClosedDescriptorsLoseNothing() throws {
         #expect(store("alice", "mail", "old").status == 0)
         let askpass = try m.script("right", "echo alice-pw")

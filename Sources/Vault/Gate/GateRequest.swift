@@ -40,6 +40,10 @@ public enum GateRequest: Equatable, Sendable {
     /// Counts a failure that is not PAM's (a supplied program failed, an askpass request came back): the
     /// end of the block it started, if any. No prompt: it can only make the limit stricter.
     case recordFailure
+    /// `device-key seal` of a protected vault: the gate re-keys its store under the TPM of gate.conf, after
+    /// an authentication in this exchange. Answers `RESEALED CREATED REMOVED` (a count, then 0 or 1 twice),
+    /// or `already` when every slot is under a TPM-sealed key.
+    case sealDeviceKey
 
     public static let version = "1"
     static let maximumReason = 512
@@ -60,6 +64,7 @@ public enum GateRequest: Equatable, Sendable {
         case .log: return "log"
         case .deviceKey: return "device-key"
         case .recordFailure: return "record-failure"
+        case .sealDeviceKey: return "seal-device-key"
         }
     }
 
@@ -69,7 +74,7 @@ public enum GateRequest: Equatable, Sendable {
         case .authenticate(let scope, _):
             if case .slots(let names) = scope, names.count == 1 { return names[0] }
             return nil
-        case .names, .lock, .unlock, .isLocked, .finishImport, .log, .deviceKey, .recordFailure: return nil
+        case .names, .lock, .unlock, .isLocked, .finishImport, .log, .deviceKey, .recordFailure, .sealDeviceKey: return nil
         }
     }
 
@@ -79,7 +84,7 @@ public enum GateRequest: Equatable, Sendable {
         switch self {
         case .holding(let n), .read(let n), .store(let n), .delete(let n), .importValue(let n): out += " \(n.rawValue)"
         case .authenticate(let scope, let reason): out += " \(scope.text) \(Self.clean(reason))"
-        case .names, .lock, .unlock, .isLocked, .finishImport, .deviceKey, .recordFailure: break
+        case .names, .lock, .unlock, .isLocked, .finishImport, .deviceKey, .recordFailure, .sealDeviceKey: break
         case .log(let n): out += " \(n)"
         }
         return out
@@ -100,6 +105,7 @@ public enum GateRequest: Equatable, Sendable {
         case ("finish-import", 2): return .finishImport
         case ("device-key", 2): return .deviceKey
         case ("record-failure", 2): return .recordFailure
+        case ("seal-device-key", 2): return .sealDeviceKey
         case ("import", 3): return slot(2).map { .importValue($0) }
         case ("log", 3):
             let digits = words[2]

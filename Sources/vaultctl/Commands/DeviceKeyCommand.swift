@@ -75,8 +75,29 @@ enum DeviceKeyCommand {
 
     static func seal(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let vault = try context.vault()
-        if case .gate = try context.protection() {
-            throw CommandFailure(code: .unavailable, message: "This vault is behind vaultctl-gate, whose device key only the gate can read; sealing it by a TPM through the gate (chosen in /etc/vaultctl/gate.conf) is not in this version, so nothing was changed.")
+        if case .gate(let client) = try context.protection() {
+            // The gate re-keys its own store, under the TPM root chose; the password first, through it.
+            let reply: String
+            do throws(VaultError) {
+                let state = try client.request(.deviceKey).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+                if state.hasSuffix("\tnone") {
+                    throw .slot(.noTPMToSeal(detail: "vaultctl-gate has no TPM (/etc/vaultctl/gate.conf; 'sudo make install TPM_RULE=yes' lets it use /dev/tpmrm0)"))
+                }
+                if !state.hasPrefix("tpm2\t") {
+                    _ = try client.request(.authenticate(.none, reason: "seal the device key with the TPM"))
+                }
+                reply = try client.request(.sealDeviceKey).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+            } catch {
+                throw ErrorReport.failure(error)
+            }
+            let parts = reply.split(separator: " ").compactMap { Int($0) }
+            guard reply != "already", parts.count == 3 else {
+                Output.message("the device key already is sealed by the TPM; nothing changed.")
+                return
+            }
+            let key = parts[1] == 1 ? "a new TPM-sealed device key" : "the TPM-sealed device key an earlier run made"
+            Output.message("\(Self.slots(parts[0], "device slot")) re-sealed in vaultctl-gate's store under \(key)\(parts[2] == 1 ? "; the machine-id key was removed" : "").")
+            return
         }
         let outcome: SealedFileSlot.RekeyOutcome?
         do { outcome = try vault.sealDeviceKey() } catch { throw ErrorReport.failure(error) }
