@@ -22,9 +22,10 @@ final class GateMachine: @unchecked Sendable {
     }
 
     static func start() throws -> GateMachine {
-        var template = Array("/tmp/vaultctl-gate-machine.XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw SetupError(description: "mkdtemp failed: errno \(errno)") }
-        let folder = String(cString: made)
+        // Under the suite's root, which goes at exit: alice and bob may pass through it (not list it) to
+        // their machine's folder and the scripts the tests write there.
+        chmod(Fixtures.root, 0o711)
+        let folder = try Fixtures.makeFolder("gate")
         let gate = "\(Paths.folder(of: Paths.vaultctl))/vaultctl-gate"
         let r = ProcessRunner.run("\(Paths.repositoryRoot)/scripts/gate-namespace.sh", ["start", folder, Paths.vaultctl, gate],
                                   environment: Fixtures.baseEnvironment)
