@@ -110,8 +110,9 @@ import Slots
     }
 
     @Test func theReaderTakesOneFrameAtATimeAndGivesUpAtItsDeadline() throws {
-        var fds: [Int32] = [0, 0]
-        #expect(pipe(&fds) == 0)
+        // Close-on-exec: a child another test starts meanwhile must not keep the write end open.
+        let p = try #require(ChildSpawn.pipe())
+        let fds = [p.read, p.write]
         defer { close(fds[0]) }
         let stream = Self.bytes("hello 11\n1 protectedok 2\nhirequest 5\n1 na")
         _ = stream.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
@@ -128,8 +129,8 @@ import Slots
 
     @Test func theReaderRefusesWhatIsNotAFrame() {
         for junk in ["hello 11 1 protected\n", "GET / HTTP/1.1\r\n", String(repeating: "a", count: 40), "ok 3\nab"] {
-            var fds: [Int32] = [0, 0]
-            #expect(pipe(&fds) == 0)
+            guard let p = ChildSpawn.pipe() else { Issue.record("no pipe"); continue }
+            let fds = [p.read, p.write]
             _ = Self.bytes(junk).withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
             close(fds[1])
             let result = GateFrameReader(fd: fds[0]).next(within: 1)
