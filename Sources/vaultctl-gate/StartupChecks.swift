@@ -68,8 +68,11 @@ enum StartupChecks {
     }
 
     /// Clears what the caller handed over: the environment, the umask, descriptors above 2, the working
-    /// folder, core dumps, SIGXFSZ (a caller's RLIMIT_FSIZE makes a write fail instead of killing the gate
-    /// half way) and SIGPIPE (a CLI that went away is a failed write).
+    /// folder, core dumps, every signal's disposition and the signal mask (both survive an exec: a caller
+    /// could ignore SIGCHLD, so that no child's status could be waited for, or block SIGALRM), then ignores
+    /// SIGXFSZ (a caller's RLIMIT_FSIZE makes a write fail instead of killing the gate half way) and SIGPIPE
+    /// (a CLI that went away is a failed write). Its output is made non-blocking, so a caller that stops
+    /// reading fails a frame's write within its bound instead of holding the gate (when it is a pipe).
     static func clearInheritance() {
         var keep: [(String, String)] = []
         for name in kept { if let v = getenv(name) { keep.append((name, String(cString: v))) } }
@@ -82,8 +85,16 @@ enum StartupChecks {
         }
         _ = chdir("/")
         Hardening.apply()
+        for sig in 1..<Int32(65) where sig != SIGKILL && sig != SIGSTOP { signal(sig, SIG_DFL) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        sigprocmask(SIG_SETMASK, &none, nil)
         signal(SIGXFSZ, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
+        // Only a pipe (vaultctl's, which no other process shares): a terminal or file is the caller's too.
+        var st = stat()
+        let flags = fcntl(1, F_GETFL)
+        if fstat(1, &st) == 0, st.st_mode & S_IFMT == S_IFIFO, flags >= 0 { _ = fcntl(1, F_SETFL, flags | O_NONBLOCK) }
     }
 
     /// Says why on the protocol (a `refused` frame, which vaultctl reports in its own one line), or on

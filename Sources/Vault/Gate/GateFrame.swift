@@ -86,11 +86,28 @@ public struct GateFrame {
         return out
     }
 
-    /// Writes the frame to `fd` whole; false when any part could not be written (a short write is a failure).
+    /// How long one frame may take to be taken by the other side (a non-blocking descriptor, as the gate's
+    /// output is: a CLI that stops reading cannot hold the gate, and the rate-limit place it has, for ever).
+    public static let writeSeconds = 30.0
+
+    /// Writes the frame to `fd` whole; false when any part could not be written (a short write is a failure),
+    /// or, on a non-blocking descriptor, when the other side took none of it for `writeSeconds`.
     @discardableResult
     public func write(to fd: Int32) -> Bool {
         let bytes = encoded()
-        return bytes.withUnsafeBytes { ChildSpawn.writeAll(fd, $0) == $0.count }
+        return bytes.withUnsafeBytes { raw -> Bool in
+            let deadline = Deadline(secondsFromNow: Self.writeSeconds)
+            var done = 0
+            while done < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
+                if n > 0 { done += n; continue }
+                if n < 0 && errno == EINTR { continue }
+                guard n < 0 && errno == EAGAIN else { return false }
+                var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                guard poll(&p, 1, deadline.remainingMilliseconds) > 0 else { return false }
+            }
+            return true
+        }
     }
 
     /// Every frame in `stream`, in order; nil when any part of it is not a frame of this protocol or the
