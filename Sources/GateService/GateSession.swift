@@ -108,19 +108,17 @@ public final class GateSession {
         switch request {
         case .holding(let name):
             guard try store.exists() else { return Self.text("empty") }
-            switch slot.holding(name) {
+            let seen = slot.look(name)
+            switch seen.holding {
             case .empty: return Self.text("empty")
             case .unknown(let e): throw .slot(e)
             case .holds:
-                let h = GateHolding(binding: slot.binding(of: name) ?? DeviceKeyBinding.machineID.rawValue,
-                                    tag: slot.storedTag(of: name) ?? [])
+                let h = GateHolding(binding: seen.binding ?? DeviceKeyBinding.machineID.rawValue, tag: seen.tag ?? [])
                 return Self.text(GateHolding.text(h))
             }
         case .names:
             guard try store.exists() else { return Self.text("") }
             do { return Self.text(try slot.names().map(\.rawValue).joined(separator: "\n")) } catch { throw .slot(error) }
-        case .isLocked:
-            return Self.text(try vaultLock.isLocked() ? "locked" : "unlocked")
         case .lock:
             try store.ensure(marking: true)
             if try vaultLock.isLocked() { return Self.text("") }  // locked already: nothing changes, no line
@@ -256,10 +254,13 @@ public final class GateSession {
             }
             let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
             defer { lock.release() }
-            do { _ = try slot.delete(name) } catch {
+            let removed: Bool
+            do { removed = try slot.delete(name) } catch {
                 log("delete", name, "error", reason: Vault.reason(.slot(error)))
                 throw .slot(error)
             }
+            // Removed by another command while this one asked: nothing was deleted here, and it says so.
+            guard removed else { throw .slot(.empty(name)) }
             log("delete", name, "ok")
             return Self.text("")
         }

@@ -54,17 +54,21 @@ public struct SealedFileSlot: Slot {
 
     /// Which key holds the slot's value: `"tpm2"` (sealed by the TPM) or `"machine-id"`; nil when the
     /// slot holds no value that opens here. Reads headers only.
-    public func binding(of name: SlotName) -> String? {
-        guard case .holds = holding(name), let file = try? sealedFile(name),
-              let h = try? header(of: file, name) else { return nil }
-        return h.version == SealedFileFormat.tpmVersion ? DeviceKeyBinding.tpm2.rawValue : DeviceKeyBinding.machineID.rawValue
-    }
+    public func binding(of name: SlotName) -> String? { look(name).binding }
 
     /// A hash of the slot's sealed file: every write seals with a fresh nonce (and, under the TPM key, a
     /// fresh file key), so a new value, or the same one sealed again, gives another tag. Reads the file only.
-    public func storedTag(of name: SlotName) -> [UInt8]? {
-        guard case .holds = holding(name), let file = try? sealedFile(name) else { return nil }
-        return (Array("vaultctl stored tag v1\0".utf8) + file).withUnsafeBytes { Sodium.publicHash(count: 32, message: $0) }
+    public func storedTag(of name: SlotName) -> [UInt8]? { look(name).tag }
+
+    /// `holding`, `binding(of:)` and `storedTag(of:)` from one look at the file (the gate answers all three).
+    public func look(_ name: SlotName) -> (holding: Holding, binding: String?, tag: [UInt8]?) {
+        let held = holding(name)
+        guard case .holds = held, let file = try? sealedFile(name), let h = try? header(of: file, name) else {
+            return (held, nil, nil)
+        }
+        let binding = h.version == SealedFileFormat.tpmVersion ? DeviceKeyBinding.tpm2.rawValue : DeviceKeyBinding.machineID.rawValue
+        let tag = (Array("vaultctl stored tag v1\0".utf8) + file).withUnsafeBytes { Sodium.publicHash(count: 32, message: $0) }
+        return (held, binding, tag)
     }
 
     private var missingKey: SlotError {

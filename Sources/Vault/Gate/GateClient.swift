@@ -112,7 +112,7 @@ public final class GateClient: @unchecked Sendable {
         }
         let quick: Bool
         switch request {
-        case .holding, .names, .isLocked, .lock: quick = true
+        case .holding, .names, .lock: quick = true
         default: quick = false
         }
         while true {

@@ -25,8 +25,6 @@ public enum GateRequest: Equatable, Sendable {
     case lock
     /// Unlocks it, after a fresh authentication.
     case unlock
-    /// Whether the vault is locked: no prompt.
-    case isLocked
     /// `device-key protect`: seals the `secret` frame that follows as the slot's value, after an
     /// authentication in this exchange, without saying the vault is protected yet.
     case importValue(SlotName)
@@ -58,7 +56,6 @@ public enum GateRequest: Equatable, Sendable {
         case .authenticate: return "authenticate"
         case .lock: return "lock"
         case .unlock: return "unlock"
-        case .isLocked: return "is-locked"
         case .importValue: return "import"
         case .finishImport: return "finish-import"
         case .log: return "log"
@@ -74,7 +71,7 @@ public enum GateRequest: Equatable, Sendable {
         case .authenticate(let scope, _):
             if case .slots(let names) = scope, names.count == 1 { return names[0] }
             return nil
-        case .names, .lock, .unlock, .isLocked, .finishImport, .log, .deviceKey, .recordFailure, .sealDeviceKey: return nil
+        case .names, .lock, .unlock, .finishImport, .log, .deviceKey, .recordFailure, .sealDeviceKey: return nil
         }
     }
 
@@ -84,7 +81,7 @@ public enum GateRequest: Equatable, Sendable {
         switch self {
         case .holding(let n), .read(let n), .store(let n), .delete(let n), .importValue(let n): out += " \(n.rawValue)"
         case .authenticate(let scope, let reason): out += " \(scope.text) \(Self.clean(reason))"
-        case .names, .lock, .unlock, .isLocked, .finishImport, .deviceKey, .recordFailure, .sealDeviceKey: break
+        case .names, .lock, .unlock, .finishImport, .deviceKey, .recordFailure, .sealDeviceKey: break
         case .log(let n): out += " \(n)"
         }
         return out
@@ -101,7 +98,6 @@ public enum GateRequest: Equatable, Sendable {
         case ("names", 2): return .names
         case ("lock", 2): return .lock
         case ("unlock", 2): return .unlock
-        case ("is-locked", 2): return .isLocked
         case ("finish-import", 2): return .finishImport
         case ("device-key", 2): return .deviceKey
         case ("record-failure", 2): return .recordFailure
