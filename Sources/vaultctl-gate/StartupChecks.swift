@@ -28,8 +28,7 @@ enum StartupChecks {
             current.append(String(cString: entry))
             at += 1
         }
-        var clean = ["PATH=\(path)"]
-        for name in kept { if let v = getenv(name) { clean.append("\(name)=\(String(cString: v))") } }
+        let clean = cleanEnvironment()
         if current.sorted() == clean.sorted() { return }
         let restarted = CommandLine.arguments.dropFirst().contains("--restarted")
         if restarted && !swift { return }  // clearInheritance clears what is left
@@ -37,6 +36,11 @@ enum StartupChecks {
         let cArgs: [UnsafeMutablePointer<CChar>?] = [strdup("vaultctl-gate"), strdup("--restarted"), nil]
         execve("/proc/self/exe", cArgs, cEnv)
         refuse(.slot(.gateUnavailable("it could not start again in a clean environment (\(String(cString: strerror(errno))))")))
+    }
+
+    /// The only environment the gate runs with: the fixed PATH and the kept language variables it was given.
+    static func cleanEnvironment() -> [String] {
+        ["PATH=\(path)"] + kept.compactMap { name in getenv(name).map { "\(name)=\(String(cString: $0))" } }
     }
 
     /// Refuses (69) unless the kernel made this process set-group-ID `vaultctl`: AT_SECURE and the group.
@@ -51,7 +55,7 @@ enum StartupChecks {
 
     /// Why the kernel did not raise the group: no_new_privs, a tracer, a nosuid mount, or the file's mode.
     static func whyNotPrivileged(_ gid: gid_t) -> String {
-        let status = readSmall("/proc/self/status")
+        let status = String(decoding: ProcFile.read("/proc/self/status", limit: 8192) ?? [], as: UTF8.self)
         for line in status.split(separator: "\n") {
             if line.hasPrefix("NoNewPrivs:"), line.hasSuffix("1") { return "no_new_privs is set for it" }
             if line.hasPrefix("TracerPid:"), let pid = Int(line.dropFirst(10).drop(while: { $0 == " " || $0 == "\t" })), pid != 0 {
@@ -74,11 +78,9 @@ enum StartupChecks {
     /// (a CLI that went away is a failed write). Its output is made non-blocking, so a caller that stops
     /// reading fails a frame's write within its bound instead of holding the gate (when it is a pipe).
     static func clearInheritance() {
-        var keep: [(String, String)] = []
-        for name in kept { if let v = getenv(name) { keep.append((name, String(cString: v))) } }
+        let clean = cleanEnvironment()
         clearenv()
-        setenv("PATH", path, 1)
-        for (name, value) in keep { setenv(name, value, 1) }
+        for entry in clean { _ = putenv(strdup(entry)) }
         umask(0o077)
         if vaultctl_close_from(3) != 0 {
             for fd in 3..<Int32(1024) { close(fd) }
@@ -106,14 +108,5 @@ enum StartupChecks {
             _ = "vaultctl-gate: \(text)\n".withCString { write(2, $0, strlen($0)) }
         }
         exit(69)
-    }
-
-    static func readSmall(_ path: String) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return "" }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let n = read(fd, &buffer, buffer.count)
-        return n > 0 ? String(decoding: buffer[..<n], as: UTF8.self) : ""
     }
 }

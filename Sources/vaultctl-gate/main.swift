@@ -29,8 +29,7 @@ do throws(VaultError) {
     guard setegid(getgid()) == 0 else { throw .slot(.gateUnavailable("it could not drop its group to read your policy")) }
     let userPolicy = try? Policy.load(configFolder: "\(home)/.config/vaultctl")
     guard setegid(raised) == 0 else { throw .slot(.gateUnavailable("it could not take its group back after reading your policy")) }
-    let root = try RootPolicy.load()
-    let policy = userPolicy.map { root.tightened(by: $0) } ?? root
+    let policy = try RootPolicy.effective(user: userPolicy)
     let configuration = try GateConfiguration.load()
     exit(GateSession(store: GateStore(uid: getuid()), user: user, machine: machine, policy: policy, tpm: configuration.tpm).run())
 } catch {

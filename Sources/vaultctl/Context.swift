@@ -143,7 +143,7 @@ final class Context {
             let config = locations.config
             let v = Vault(device: GateSlot(client: client), sync: SecretServiceSlot(), record: ModeRecord(folder: config),
                           gate: GatePresence(client: client), changeLock: "\(locations.state)/.changes.lock",
-                          changeGates: { () throws(VaultError) in try RootPolicy.effective(userConfigFolder: config).gates })
+                          changeGates: { () throws(VaultError) in try RootPolicy.effective(user: try? Policy.load(configFolder: config)).gates })
             builtVault = v
             return v
         }

@@ -10,14 +10,15 @@ public enum Protection: Sendable {
     /// The device slot, rate limit, vault lock and the gate's audit log are behind `vaultctl-gate`.
     case gate(GateClient)
     /// The device slot is in the user's state folder. `notInEffect`: a gate is installed, and why it does
-    /// not guard this vault; nil when none is installed.
-    case none(notInEffect: String?)
+    /// not guard this vault; nil when none is installed. `gate`: the installed gate, started (for
+    /// `device-key protect`, which moves the vault behind it).
+    case none(notInEffect: String?, gate: GateClient? = nil)
 
     /// `status --json`'s `boundary`: "gate", "none", or "not-in-effect".
     public var word: String {
         switch self {
         case .gate: return "gate"
-        case .none(nil): return "none"
+        case .none(nil, _): return "none"
         case .none: return "not-in-effect"
         }
     }
@@ -27,9 +28,9 @@ public enum Protection: Sendable {
         switch self {
         case .gate:
             return "The device slot is behind vaultctl-gate: no program running as you can read it, or get past the rate limit, the vault lock or the audit log, without your authentication."
-        case .none(nil):
+        case .none(nil, _):
             return "No boundary holds the device slot: any program running as you can read the device key in your state folder; install vaultctl's gate ('sudo make install') to close that."
-        case .none(let why?):
+        case .none(let why?, _):
             return "vaultctl-gate is installed but not in effect for this vault (\(why)): any program running as you can read the device key in your state folder."
         }
     }
@@ -59,7 +60,7 @@ public enum Protection: Sendable {
         // its files are the user's, so a program running as the user could make them say "from before".
         let protected = try client.start()
         if !protected && userSideVault {
-            return .none(notInEffect: "this vault's device key is in your state folder, from before the gate; 'vaultctl device-key protect' moves it behind the gate")
+            return .none(notInEffect: "this vault's device key is in your state folder, from before the gate; 'vaultctl device-key protect' moves it behind the gate", gate: client)
         }
         if !protectedBefore {
             do {

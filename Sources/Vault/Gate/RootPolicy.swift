@@ -26,13 +26,11 @@ public enum RootPolicy {
         return try Policy.check(file: path)
     }
 
-    /// Root's policy tightened by the user's (`<configFolder>/policy.json`). A user's file that cannot be
-    /// read or does not parse tightens nothing (root's stands); the CLI says what is wrong with it when it
-    /// reads it for its own settings.
-    public static func effective(userConfigFolder: String) throws(VaultError) -> Policy {
+    /// Root's policy tightened by the user's (nil: none, or one that cannot be read or does not parse, which
+    /// tightens nothing; the CLI says what is wrong with it when it reads it for its own settings).
+    public static func effective(user: Policy?) throws(VaultError) -> Policy {
         let root = try load()
-        guard let user = try? Policy.load(configFolder: userConfigFolder) else { return root }
-        return root.tightened(by: user)
+        return user.map { root.tightened(by: $0) } ?? root
     }
 }
 

@@ -8,9 +8,9 @@ import Slots
 /// Every call fails soft: a missing file, a permission error or anything odd gives nil, never a throw.
 /// Files are opened `O_NONBLOCK | O_NOCTTY`, so even a path that turned out to be a FIFO or a terminal
 /// could not hang or adopt us, and reads stop at `limit` bytes.
-enum ProcFile {
+public enum ProcFile {
     /// The whole file, or its first `limit` bytes.
-    static func read(_ path: String, limit: Int = 64 * 1024) -> [UInt8]? {
+    public static func read(_ path: String, limit: Int = 64 * 1024) -> [UInt8]? {
         var out: [UInt8] = []
         let ok = chunks(path, limit: limit) { out.append(contentsOf: $0); return true }
         return ok ? out : nil

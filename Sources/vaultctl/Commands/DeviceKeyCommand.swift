@@ -115,7 +115,11 @@ enum DeviceKeyCommand {
 
 extension DeviceKeyCommand {
     static func protect(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
-        guard let path = GateClient.installedPath() else {
+        // The gate this command already started (to check the lock), not a second one.
+        let client: GateClient
+        switch try context.protection() {
+        case .gate(let started), .none(_, let started?): client = started
+        case .none:
             throw CommandFailure(code: .unavailable, message: "vaultctl-gate is not installed beside vaultctl (../libexec/vaultctl/vaultctl-gate); 'sudo make install' installs it, with its group and store.")
         }
         let machine: MachineIdentity
@@ -123,8 +127,6 @@ extension DeviceKeyCommand {
             throw CommandFailure(code: .config, message: "\(SlotErrorText.describe(error)) vaultctl binds device slots to it.")
         }
         let state = context.locations.state
-        let seconds = Double((try? Policy.load(configFolder: context.locations.config).askpassSeconds) ?? Policy.builtIn.askpassSeconds) + 60
-        let client = GateClient(path: path, source: context.passwordSource, promptSeconds: seconds)
         let userSide = SealedFileSlot(folder: state, machine: machine, tpm: TPMChoice.fromEnvironment())
         let outcome: GateImport.Outcome
         do {
