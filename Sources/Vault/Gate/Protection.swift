@@ -27,7 +27,7 @@ public enum Protection: Sendable {
     public var sentence: String {
         switch self {
         case .gate:
-            return "The device slot is behind vaultctl-gate: no program running as you can read it, or get past the rate limit, the vault lock or the audit log, without your authentication."
+            return "The device slot is behind vaultctl-gate: no program running as you can read it without your authentication, nor reset the rate limit, remove the vault lock or rewrite the gate's audit log."
         case .none(nil, _):
             return "No boundary holds the device slot: any program running as you can read the device key in your state folder; install vaultctl's gate ('sudo make install') to close that."
         case .none(let why?, _):
