@@ -38,6 +38,20 @@ enum CommandKind: String, CaseIterable, Sendable {
         }
     }
 
+    /// Whether the command looks at the vault (the lock check of every command not allowed while it is
+    /// locked is one look): when vaultctl-gate is installed, it is started before anything else is done.
+    var looksAtVault: Bool {
+        switch self {
+        case .help, .completion, .policyCheck:
+            return false
+        case .store, .read, .delete, .list, .status, .move, .recoveryGenerate, .recoveryShow, .recoveryStatus,
+             .recoveryConfirmCopied, .supply, .askpass, .allowSupply, .lock, .unlock, .log, .deviceKeyStatus,
+             .deviceKeySeal, .deviceKeyProtect, .credentialGet, .credentialStore, .credentialErase, .send, .receive,
+             .targetAdd, .targetList, .targetRemove:
+            return true
+        }
+    }
+
     /// Whether the rate limit is checked before the command does anything (75 with no prompt while
     /// blocked). Commands whose own checks come first in a fixed order (supply and askpass: permission,
     /// origin, then the limit; unlock: origin first; allow-supply: `off` needs no password) are not

@@ -96,13 +96,29 @@ final class Context {
         passwordFromStandardInput ? PasswordSource.standardInput : PasswordSource.fromEnvironment()
     }
 
+    /// How long the gate may take over a request that can ask a person: the askpass bound, and a minute more.
+    var gatePromptSeconds: Double {
+        Double((try? Policy.load(configFolder: locations.config).askpassSeconds) ?? Policy.builtIn.askpassSeconds) + 60
+    }
+
+    /// The installed gate, started by `startGateEarly`.
+    private var earlyGate: GateClient?
+
+    /// Starts the installed `vaultctl-gate` without waiting for it, for a command that will look at the vault:
+    /// its start-up (most of a protected command's time) overlaps the command's own. `protection()` takes it.
+    func startGateEarly() {
+        guard builtProtection == nil, earlyGate == nil, let path = GateClient.installedPath() else { return }
+        let client = GateClient(path: path, source: passwordSource, promptSeconds: gatePromptSeconds)
+        client.startEarly()
+        earlyGate = client
+    }
+
     /// Which boundary guards the device slot (starting `vaultctl-gate` when one is installed).
     func protection() throws(CommandFailure) -> Protection {
         if let builtProtection { return builtProtection }
-        let config = locations.config
-        let seconds = Double((try? Policy.load(configFolder: config).askpassSeconds) ?? Policy.builtIn.askpassSeconds) + 60
         do {
-            let p = try Protection.find(state: locations.state, source: passwordSource, promptSeconds: seconds)
+            let p = try Protection.find(state: locations.state, source: passwordSource, promptSeconds: gatePromptSeconds,
+                                        started: earlyGate)
             builtProtection = p
             return p
         } catch {
@@ -130,14 +146,6 @@ final class Context {
 
     func vault() throws(CommandFailure) -> Vault {
         if let builtVault { return builtVault }
-        let machine: MachineIdentity
-        do { machine = try MachineIdentity.current() } catch {
-            throw CommandFailure(code: .config, message: "\(SlotErrorText.describe(error)) vaultctl binds device slots to it.")
-        }
-        guard let user = PAMGate.invokingUser() else {
-            throw CommandFailure(code: .config, message: "Your user id has no entry in the user database, so PAM cannot authenticate you.")
-        }
-        let source = passwordSource
         if let client = try gateClient() {
             // Protected: the gate authenticates (and rate-limits, and logs), and alone reaches the device slot.
             let config = locations.config
@@ -147,7 +155,15 @@ final class Context {
             builtVault = v
             return v
         }
-        let pam = PAMGate(source: source, user: user)
+        // Unprotected: the device slot is bound here (the gate binds its own), and PAM runs in this process.
+        let machine: MachineIdentity
+        do { machine = try MachineIdentity.current() } catch {
+            throw CommandFailure(code: .config, message: "\(SlotErrorText.describe(error)) vaultctl binds device slots to it.")
+        }
+        guard let user = PAMGate.invokingUser() else {
+            throw CommandFailure(code: .config, message: "Your user id has no entry in the user database, so PAM cannot authenticate you.")
+        }
+        let pam = PAMGate(source: passwordSource, user: user)
         // The policy is read only when a prompt is about to happen: a malformed policy.json must not
         // stop status, list, store or delete.
         let (state, config, clock) = (locations.state, locations.config, clock)

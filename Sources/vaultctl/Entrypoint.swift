@@ -57,6 +57,7 @@ enum Entrypoint {
             throw .usage("--password-stdin reads a line from a pipe or file, but standard input is a terminal; leave the option out and vaultctl asks there with echo off.")
         }
         let context = Context(passwordFromStandardInput: passwordFromStandardInput)
+        if command.kind.looksAtVault { context.startGateEarly() }
         if command.kind.isAudited {
             // A secret leaves only after its line is in the log: checked by writing it, not beforehand.
             context.auditBeforeDisclosure = { [unowned context] (result) throws(CommandFailure) in

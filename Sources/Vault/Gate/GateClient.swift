@@ -3,7 +3,8 @@ import Glibc
 #endif
 import Slots
 
-/// The CLI's side of the gate protocol: starts `vaultctl-gate` once per command (at the first request),
+/// The CLI's side of the gate protocol: starts `vaultctl-gate` once per command (as early as the command
+/// knows it will need it, or at the first request),
 /// sends requests, relays PAM's questions to the person through the CLI's own password source (the
 /// terminal, `VAULT_ASKPASS`, `--password-stdin`) and PAM's messages to standard error, and returns each
 /// request's result or throws its refusal. The exchange ends when the CLI exits (the gate reads the end of
@@ -53,12 +54,28 @@ public final class GateClient: @unchecked Sendable {
     /// the gate's own refusal (`gateUnavailable`, 69: not set-group-ID, no store) or why it could not start.
     public func start() throws(VaultError) -> Bool {
         if let started { return try started.get() }
-        let result = launch()
+        let result = spawn().flatMap { _ in readHello() }
         started = result
         return try result.get()
     }
 
-    private func launch() -> Result<Bool, VaultError> {
+    /// Starts the gate's process without waiting for its hello, so that it loads while the command does its
+    /// own first work (the gate's start-up is most of a protected command's time); `start()` reads the hello
+    /// later. Does nothing when it was started already.
+    public func startEarly() {
+        if started == nil, spawned == nil { spawned = launch() }
+    }
+
+    private var spawned: Result<Void, VaultError>?
+
+    private func spawn() -> Result<Void, VaultError> {
+        if let spawned { return spawned }
+        let result = launch()
+        spawned = result
+        return result
+    }
+
+    private func launch() -> Result<Void, VaultError> {
         guard let input = ChildSpawn.pipe(), let output = ChildSpawn.pipe() else {
             return .failure(.slot(.gateUnavailable("no pipe to talk to it (\(String(cString: strerror(errno))))")))
         }
@@ -82,8 +99,12 @@ public final class GateClient: @unchecked Sendable {
             return .failure(.slot(.gateUnavailable("\(path) could not be started")))
         }
         toGate = input.write
-        let reader = GateFrameReader(fd: output.read)
-        self.reader = reader
+        reader = GateFrameReader(fd: output.read)
+        return .success(())
+    }
+
+    private func readHello() -> Result<Bool, VaultError> {
+        guard let reader else { return .failure(.slot(.gateUnavailable("it is not running"))) }
         switch reader.next(within: Self.quickSeconds) {
         case .success(let f) where f.word == .hello:
             let words = f.text.split(separator: " ")

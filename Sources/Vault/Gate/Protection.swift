@@ -43,7 +43,8 @@ public enum Protection: Sendable {
     /// is protected already or is new; a vault from before the gate stays in the state folder until it is
     /// moved; no gate beside vaultctl: none. Throws (69) when an installed gate refuses to run, and when the
     /// vault was protected and the gate is missing.
-    public static func find(state: String, source: PasswordSource, promptSeconds: Double,
+    /// `started`: the installed gate's client, started early by the command (`GateClient.startEarly`).
+    public static func find(state: String, source: PasswordSource, promptSeconds: Double, started: GateClient? = nil,
                             gatePath: String? = GateClient.installedPath()) throws(VaultError) -> Protection {
         let marker = "\(state)/\(markerName)"
         let protectedBefore = access(marker, F_OK) == 0
@@ -55,7 +56,7 @@ public enum Protection: Sendable {
             }
             return .none(notInEffect: nil)
         }
-        let client = GateClient(path: gatePath, source: source, promptSeconds: promptSeconds)
+        let client = started.flatMap { $0.path == gatePath ? $0 : nil } ?? GateClient(path: gatePath, source: source, promptSeconds: promptSeconds)
         // An installed gate that cannot run is an error (69, its reason), whatever the state folder holds:
         // its files are the user's, so a program running as the user could make them say "from before".
         let protected = try client.start()
