@@ -10,7 +10,7 @@ final class GateRelay: PromptRelay, @unchecked Sendable {
     let reader: GateFrameReader
     let output: Int32
     /// How long the CLI may take to answer one question (a person typing, an askpass program).
-    let answerSeconds: Double
+    var answerSeconds: Double
     /// Whether the CLI is gone or spoke out of turn: the exchange ends after the request.
     var broken = false
 

@@ -16,7 +16,10 @@ public final class GateSession {
     let store: GateStore
     let user: String
     let machine: MachineIdentity
-    let policy: Policy
+    /// Reads root's policy tightened by the user's, at the first request that needs it: a look needs none,
+    /// so `status` does not wait for it. A policy that cannot be read refuses every request that needs it.
+    let readPolicy: () throws(VaultError) -> Policy
+    private var readPolicyResult: Result<Policy, VaultError>?
     /// The TPM root chose in gate.conf (never the caller's).
     let tpm: TPMChoice?
     let clock: any Clock
@@ -38,24 +41,40 @@ public final class GateSession {
     /// How long a `store`'s value may take to arrive after its request.
     static let valueSeconds = 30.0
 
-    public init(store: GateStore, user: String, machine: MachineIdentity, policy: Policy, tpm: TPMChoice?,
+    public init(store: GateStore, user: String, machine: MachineIdentity, policy: @escaping () throws(VaultError) -> Policy, tpm: TPMChoice?,
                 clock: any Clock = SystemClock(), input: Int32 = 0, output: Int32 = 1) {
         self.store = store
         self.tpm = tpm
         self.user = user
         self.machine = machine
-        self.policy = policy
+        readPolicy = policy
         self.clock = clock
         reader = GateFrameReader(fd: input)
         self.output = output
-        // A person has as long as an askpass program has, and a little more for the CLI's own work.
-        relay = GateRelay(reader: reader, output: output, answerSeconds: Double(policy.askpassSeconds) + 5)
+        // A person has as long as an askpass program has (set when the policy is read), and a little more
+        // for the CLI's own work.
+        relay = GateRelay(reader: reader, output: output, answerSeconds: Double(Policy.builtIn.askpassSeconds) + 5)
+    }
+
+    var policy: Policy {
+        get throws(VaultError) {
+            if readPolicyResult == nil {
+                do throws(VaultError) {
+                    let p = try readPolicy()
+                    relay.answerSeconds = Double(p.askpassSeconds) + 5
+                    readPolicyResult = .success(p)
+                } catch {
+                    readPolicyResult = .failure(error)
+                }
+            }
+            return try readPolicyResult!.get()
+        }
     }
 
     var slot: SealedFileSlot { SealedFileSlot(folder: store.folder, machine: machine, tpm: tpm) }
     var vaultLock: VaultLock { VaultLock(folder: store.folder) }
     var audit: AuditLog { AuditLog(folder: store.folder) }
-    var limiter: RateLimiter { RateLimiter(stateFolder: store.folder, policy: policy.rateLimit, clock: clock) }
+    var limiter: RateLimiter { get throws(VaultError) { RateLimiter(stateFolder: store.folder, policy: try policy.rateLimit, clock: clock) } }
 
     /// Runs the exchange; the exit status.
     public func run() -> Int32 {
@@ -122,14 +141,14 @@ public final class GateSession {
         case .lock:
             try store.ensure(marking: true)
             if try vaultLock.isLocked() { return Self.text("") }  // locked already: nothing changes, no line
-            try vaultLock.lock(time: clock.now(), origin: origin)
+            try vaultLock.lock(time: clock.now(), origin: try origin)
             log("lock", nil, "ok")
             return Self.text("")
         case .unlock:
             guard try vaultLock.isLocked() else { return Self.text("") }
             // Judged here, from what the gate sees (its parents, the terminal's utmp record; no variable of
             // the caller's): a program running as you cannot make a remote session look nearby.
-            let origin = judgedOrigin
+            let origin = try judgedOrigin
             guard origin.verdict == .nearby else {
                 log("unlock", nil, "refused", reason: "remote origin (\(origin.description))")
                 throw .refused("unlocking needs a session on this machine or the local network, and this one is remote (\(origin.description))")
@@ -166,14 +185,15 @@ public final class GateSession {
             case .empty: replaces = false
             case .holds, .unknown: replaces = true  // a file that cannot open here is replaced only after PAM too
             }
-            if replaces && !isGranted(name) && policy.gates.storeOver {
+            let storeOverAsks = try policy.gates.storeOver
+            if replaces && !isGranted(name) && storeOverAsks {
                 try authenticate(.slots([name]), reason: "replace the value in slot '\(name)'", command: "store")
             }
             // Looked at again under the store's own lock (any gate of this user, whatever state folder its
             // vaultctl has): a value stored meanwhile is replaced only after a password.
             let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
             defer { lock.release() }
-            if !replaces, slot.holding(name) != .empty, !isGranted(name), policy.gates.storeOver {
+            if !replaces, slot.holding(name) != .empty, !isGranted(name), storeOverAsks {
                 throw .changedMeanwhile(name)
             }
             do { try slot.write(name, value) } catch {
@@ -249,7 +269,8 @@ public final class GateSession {
         case .delete(let name):
             try admit()
             try requireHeld(name)
-            if !isGranted(name) && policy.gates.delete {
+            let deleteAsks = try policy.gates.delete
+            if !isGranted(name) && deleteAsks {
                 try authenticate(.slots([name]), reason: "delete slot '\(name)'", command: "delete")
             }
             let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
@@ -293,7 +314,7 @@ public final class GateSession {
     /// A fresh authentication that opens `scope`, counted by the rate limit; its line (ok or why not) goes to
     /// the log before anything it opens is used, and one that cannot be written opens nothing.
     func authenticate(_ scope: GateScope, reason: String, command: String) throws(VaultError) {
-        let (relay, limiter, seconds) = (self.relay, self.limiter, Double(policy.askpassSeconds))
+        let (relay, limiter, seconds) = (self.relay, try self.limiter, Double(try policy.askpassSeconds))
         var gate = RateLimitedGate(PAMGate(source: .relay(relay), user: user), placeWait: { seconds }, waiting: { s in
             relay.show("other vaultctl commands are asking for your password; waiting for one to finish (at most \(s) s).", isError: false)
         }) { () throws(VaultError) -> RateLimiter in limiter }
@@ -304,7 +325,7 @@ public final class GateSession {
         // The verdict's line is written before the verdict is given (or the place given back): a line that
         // cannot be written withholds the verdict, so a full disk or a file size limit is no oracle for
         // guesses, and the attempt's place stays to be counted.
-        let (audit, clock, origin) = (self.audit, self.clock, self.origin)
+        let (audit, clock, origin) = (self.audit, self.clock, try self.origin)
         gate.recordVerdict = { (failure: VaultError?) throws(VaultError) in
             // Nothing answered (cancelled, no way to ask): no guess, no line, so a program that asks and
             // cancels again and again cannot push the log's older lines out.
@@ -331,16 +352,24 @@ public final class GateSession {
     }
 
     /// Where the session comes from, judged once per exchange (it walks /proc and utmp) on first need.
-    lazy var judgedOrigin: Origin = OriginJudge.judge(SystemOriginProbe().gather(), remoteRanges: policy.remoteRanges,
-                                                      nearbyRanges: policy.nearbyRanges)
+    private var judged: Origin?
+    var judgedOrigin: Origin {
+        get throws(VaultError) {
+            if let judged { return judged }
+            let p = try policy
+            let o = OriginJudge.judge(SystemOriginProbe().gather(), remoteRanges: p.remoteRanges, nearbyRanges: p.nearbyRanges)
+            judged = o
+            return o
+        }
+    }
 
-    var origin: String { judgedOrigin.description }
+    var origin: String { get throws(VaultError) { try judgedOrigin.description } }
 
     /// Appends a line, or throws (for lines that must be there before a value leaves).
     func append(_ command: String, _ name: SlotName?, _ result: String, reason: String? = nil) throws(VaultError) {
         do {
             try audit.append(AuditEntry(time: TimeText.iso8601(clock.now()), command: command, slot: name?.rawValue,
-                                        origin: origin, result: result, reason: reason))
+                                        origin: try origin, result: result, reason: reason))
         } catch { throw .auditUnwritable }
     }
 

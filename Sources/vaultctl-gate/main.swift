@@ -20,17 +20,20 @@ do throws(VaultError) {
     try GateStore.checkRoot()
     let machine: MachineIdentity
     do { machine = try MachineIdentity.current() } catch { throw .slot(error) }
-    // The user's own policy may tighten root's: read from the home directory's default place (the gate
-    // sees no XDG_CONFIG_HOME), as the user's own file (the gate runs as the user).
-    let home = getpwuid(getuid()).flatMap { $0.pointee.pw_dir.map { String(cString: $0) } } ?? "/nonexistent"
-    // With the group dropped while it looks: the user's path is the user's to shape (symlinks into the
-    // store), and only what the user may read should be read there.
-    let raised = getegid()
-    guard setegid(getgid()) == 0 else { throw .slot(.gateUnavailable("it could not drop its group to read your policy")) }
-    let userPolicy = try? Policy.load(configFolder: "\(home)/.config/vaultctl")
-    guard setegid(raised) == 0 else { throw .slot(.gateUnavailable("it could not take its group back after reading your policy")) }
-    let policy = try RootPolicy.effective(user: userPolicy)
     let configuration = try GateConfiguration.load()
+    // Root's policy, which the user's own may tighten: read when a request first needs it (a look does not).
+    let policy = { () throws(VaultError) -> Policy in
+        // The user's from the home directory's default place (the gate sees no XDG_CONFIG_HOME), as the
+        // user's own file (the gate runs as the user), with the group dropped while it looks: the user's
+        // path is the user's to shape (symlinks into the store), and only what the user may read should be
+        // read there.
+        let home = getpwuid(getuid()).flatMap { $0.pointee.pw_dir.map { String(cString: $0) } } ?? "/nonexistent"
+        let raised = getegid()
+        guard setegid(getgid()) == 0 else { throw .slot(.gateUnavailable("it could not drop its group to read your policy")) }
+        let userPolicy = try? Policy.load(configFolder: "\(home)/.config/vaultctl")
+        guard setegid(raised) == 0 else { throw .slot(.gateUnavailable("it could not take its group back after reading your policy")) }
+        return try RootPolicy.effective(user: userPolicy)
+    }
     exit(GateSession(store: GateStore(uid: getuid()), user: user, machine: machine, policy: policy, tpm: configuration.tpm).run())
 } catch {
     StartupChecks.refuse(error)
