@@ -136,12 +136,29 @@ public struct Vault: Sendable {
     /// refused before the password prompt, unless its slot can ask a person to unlock it (the provider's own
     /// prompt on a desktop, after PAM, never instead of it).
     public func read(_ name: SlotName) throws(VaultError) -> SecretBytes {
+        if let value = try readInOneRequest(name) { return value }
         let (mode, locked) = try steadily { () throws(VaultError) in try locate(name, beforeRead: true) }
         if locked && !slot(mode).canAskToUnlock {
             throw .slot(.lockedValue(name))
         }
         try gate.verify(reason: "read slot '\(name)'", slots: [name])
         return try steadily { () throws(VaultError) -> SecretBytes in try readAfterGate(name, from: mode) }
+    }
+
+    /// A protected vault's device slot, when the record names it: one request to the gate, which checks the
+    /// vault lock, the audit log and the rate limit, finds the value (a refusal before any prompt when it is
+    /// not there), asks the person, writes its line and reads: what `locate`, `verify` and the read do in
+    /// three. Nil when this does not apply, or the slot turned out empty (the two slots are then looked at as
+    /// for any read).
+    func readInOneRequest(_ name: SlotName) throws(VaultError) -> SecretBytes? {
+        guard let slot = device as? GateSlot, let presence = gate as? GatePresence, slot.client === presence.client,
+              try record.lookup(name) == .recorded(.device) else { return nil }
+        do throws(VaultError) {
+            return try steadily { () throws(VaultError) -> SecretBytes in try slot.gatedRead(name) }
+        } catch {
+            if case .slot(.empty) = error { return nil }
+            throw error
+        }
     }
 
     /// Reads `name` from `mode`, where it was found before the prompt (the caller holds the change lock

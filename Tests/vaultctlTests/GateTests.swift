@@ -57,6 +57,27 @@ final class GateTests {
         #expect(shown.stdoutText.contains("\"result\":\"failed\""), "\(shown)")
     }
 
+    @Test func aReadWhoseRecordedSlotWasEmptiedAsksNothingAndLooksAtBothSlots() throws {
+        // A read whose record names the device slot is one request to the gate (lock, rate limit, PAM, line,
+        // value). When the value is gone, the gate says so before any prompt, and the read looks at both
+        // slots as any read does: here the sync slot cannot be asked (no bus), so 69, and no password used.
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        #expect(store("alice", "other", "x").status == 0)
+        m.asRoot("rm /var/lib/vaultctl/\(m.uid("alice"))/slots/mail")
+        let before = m.gateLog("alice")
+        let gone = read("alice", "mail", password: "alice-pw")
+        #expect(gone.status == 69 && gone.stdout.isEmpty && gone.stderr.contains("the Secret Service could not be asked"), "\(gone)")
+        let lines = m.gateLog("alice").dropFirst(before.count)
+        #expect(!lines.contains("\"command\":\"authenticate\""), "no authentication for a value that is not there: \(lines)")
+        // One request, one prompt, the same lines as before: an authentication, then the read.
+        let good = read("alice", "other", password: "alice-pw")
+        #expect(good.status == 0 && good.stdoutText == "x", "\(good)")
+        let after = m.gateLog("alice").dropFirst(before.count)
+        let entries = after.split(separator: "\n")
+        #expect(entries.count == 2 && entries[0].contains("\"command\":\"authenticate\"") && entries[0].contains("\"reason\":\"read slot 'other'\"")
+                && entries[1].contains("\"command\":\"read\"") && entries[1].contains("\"slot\":\"other\""), "\(after)")
+    }
+
     @Test func anLDPreloadShimThatSaysYesToPAMGetsNothingFromTheGate() throws {
         let shimSource = try m.script("shim.c", "")
         try "int pam_authenticate(void *h, int f) { return 0; }\nint pam_acct_mgmt(void *h, int f) { return 0; }\n"
