@@ -622,6 +622,11 @@ class Bench:
         os.makedirs("/etc/pam.d", exist_ok=True)
         with open("/etc/pam.d/vaultctl", "w") as f:
             f.write(f"auth required {matrix} passdb={self.work}/gate-passdb\naccount required {matrix} passdb={self.work}/gate-passdb\n")
+        # libpam reads the `other` service beside every service and loads its modules. The pam_wrapper stack
+        # of the other rows has a one-module `other` (scripts/pam-stack.sh); the same one here, so that the
+        # system's (pam_unix, pam_systemd, ... and what they link) is not counted against the gate alone.
+        with open("/etc/pam.d/other", "w") as f:
+            f.write(f"auth required {matrix} passdb=/nonexistent\naccount required {matrix} passdb=/nonexistent\n")
         self.gate_pam_stack = True
         for d in ("gate-home", "gate-state", "gate-config"):
             os.makedirs(f"{self.work}/{d}", mode=0o700)
