@@ -9,7 +9,7 @@
 #include <dlfcn.h>
 #include <stddef.h>
 
-#define VAULTCTL_PAM_FUNCTIONS(X) X(pam_start) X(pam_authenticate) X(pam_acct_mgmt) X(pam_strerror) X(pam_end)
+#define VAULTCTL_PAM_FUNCTIONS(X) X(pam_start) X(pam_set_item) X(pam_authenticate) X(pam_acct_mgmt) X(pam_strerror) X(pam_end)
 
 /// The libpam functions vaultctl calls, by name.
 struct vaultctl_pam {

@@ -315,7 +315,8 @@ public final class GateSession {
     /// the log before anything it opens is used, and one that cannot be written opens nothing.
     func authenticate(_ scope: GateScope, reason: String, command: String) throws(VaultError) {
         let (relay, limiter, seconds) = (self.relay, try self.limiter, Double(try policy.askpassSeconds))
-        var gate = RateLimitedGate(PAMGate(source: .relay(relay), user: user), placeWait: { seconds }, waiting: { s in
+        let remoteHost = try judgedOrigin.pamRemoteHost
+        var gate = RateLimitedGate(PAMGate(source: .relay(relay), user: user, remoteHost: { remoteHost }), placeWait: { seconds }, waiting: { s in
             relay.show("other vaultctl commands are asking for your password; waiting for one to finish (at most \(s) s).", isError: false)
         }) { () throws(VaultError) -> RateLimiter in limiter }
         let shown = scope.prompt(reason)

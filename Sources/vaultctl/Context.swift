@@ -163,10 +163,15 @@ final class Context {
         guard let user = PAMGate.invokingUser() else {
             throw CommandFailure(code: .config, message: "Your user id has no entry in the user database, so PAM cannot authenticate you.")
         }
-        let pam = PAMGate(source: passwordSource, user: user)
+        let (state, config, clock) = (locations.state, locations.config, clock)
+        // Judged when PAM starts, by the policy's ranges (the built-in ones if it cannot be read: the rate
+        // limit refuses such a policy before PAM runs).
+        let pam = PAMGate(source: passwordSource, user: user, remoteHost: {
+            let p = (try? Policy.load(configFolder: config)) ?? Policy.builtIn
+            return OriginJudge.judge(SystemOriginProbe().gather(), remoteRanges: p.remoteRanges, nearbyRanges: p.nearbyRanges).pamRemoteHost
+        })
         // The policy is read only when a prompt is about to happen: a malformed policy.json must not
         // stop status, list, store or delete.
-        let (state, config, clock) = (locations.state, locations.config, clock)
         // A fourth parallel prompt waits for a place (as long as an askpass program may take to answer).
         let placeWait: @Sendable () -> Double = {
             Double((try? Policy.load(configFolder: config).askpassSeconds) ?? Policy.builtIn.askpassSeconds)

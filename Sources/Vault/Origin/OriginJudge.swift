@@ -85,15 +85,15 @@ public enum OriginJudge {
             let shown = quoted(text).dropFirst().dropLast()
             // A login over loopback (`ssh localhost`, a forwarded port) hides where the person really is.
             if IPRange.loopback.contains(where: { $0.contains(address) }) {
-                return Origin(verdict: .remote, description: "\(prefix) \(shown)\(source) (loopback hides the real origin: a tunnel or ssh localhost)")
+                return Origin(verdict: .remote, description: "\(prefix) \(shown)\(source) (loopback hides the real origin: a tunnel or ssh localhost)", address: String(shown))
             }
             if let range = remote.first(where: { $0.contains(address) }) {
-                return Origin(verdict: .remote, description: "\(prefix) \(shown)\(source) (in remote range \(range))")
+                return Origin(verdict: .remote, description: "\(prefix) \(shown)\(source) (in remote range \(range))", address: String(shown))
             }
             guard nearby.contains(where: { $0.contains(address) }) else {
-                return Origin(verdict: .remote, description: "\(prefix) \(shown)\(source) (not in a nearby range)")
+                return Origin(verdict: .remote, description: "\(prefix) \(shown)\(source) (not in a nearby range)", address: String(shown))
             }
-            return Origin(verdict: .nearby, description: "\(prefix) \(shown)\(source)")
+            return Origin(verdict: .nearby, description: "\(prefix) \(shown)\(source)", address: String(shown))
         }
 
         /// Judges the client address of `SSH_CONNECTION` or `SSH_CLIENT`; nil for an empty variable.

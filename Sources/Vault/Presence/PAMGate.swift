@@ -12,10 +12,14 @@ public struct PAMGate: AnswerReportingGate {
     public static let service = "vaultctl"
     let source: PasswordSource
     let user: String
+    /// `PAM_RHOST` for this transaction: the origin check's answer for a remote session (`Origin.pamRemoteHost`),
+    /// asked when PAM starts; nil for a nearby one.
+    let remoteHost: @Sendable () -> String?
 
-    public init(source: PasswordSource, user: String) {
+    public init(source: PasswordSource, user: String, remoteHost: @escaping @Sendable () -> String? = { nil }) {
         self.source = source
         self.user = user
+        self.remoteHost = remoteHost
     }
 
     /// The invoking user's login name (from the real uid, not from the environment).
@@ -43,6 +47,16 @@ public struct PAMGate: AnswerReportingGate {
         guard rc == PAM_SUCCESS, let handle else {
             throw .authenticationUnavailable("PAM could not start for service '\(PAMGate.service)' (\(rc)); check /etc/pam.d/\(PAMGate.service)")
         }
+        // A module that refuses remote sessions by itself (pam_fprintd: a finger on this machine's reader says
+        // nothing about a person who is elsewhere) must know. Not able to tell it: no authentication.
+        let remote = remoteHost()
+        if let host = remote {
+            rc = host.withCString { pam.pam_set_item(handle, PAM_RHOST, $0) }
+            guard rc == PAM_SUCCESS else {
+                _ = pam.pam_end(handle, rc)
+                throw .authenticationUnavailable("PAM could not be told that this session is remote (\(rc))")
+            }
+        }
         rc = pam.pam_authenticate(handle, 0)
         let authenticated = rc == PAM_SUCCESS
         if authenticated { rc = pam.pam_acct_mgmt(handle, 0) }
@@ -68,6 +82,14 @@ public struct PAMGate: AnswerReportingGate {
             throw .authenticationFailed(context.answered ? "PAM rejected the password for '\(user)' (\(text))"
                                                          : "PAM refused to authenticate '\(user)' (\(text))")
         }
+        if remote != nil && rc == PAM_AUTHINFO_UNAVAIL {
+            // pam_fprintd, and modules like it, will not vouch for a person who is elsewhere.
+            throw .authenticationUnavailable("this session is remote, and the PAM stack of service '\(PAMGate.service)' does not authenticate remote sessions (\(text)): a finger or a key on this machine says nothing about a person elsewhere")
+        }
+        if rc == PAM_AUTHINFO_UNAVAIL && context.showed && !context.answered {
+            // Not a guess: nothing was given (a finger not put on the reader in time, a key not touched).
+            throw .authenticationUnavailable("PAM's module asked for something above and did not get it in time, or its device is gone (\(text)); nothing was counted, try again")
+        }
         throw .authenticationUnavailable("PAM failed for service '\(PAMGate.service)': \(text)")
     }
 }
@@ -88,6 +110,8 @@ private final class Conversation {
     var failure: VaultError?
     /// Whether a password was handed to PAM: a conversation call that returned its answers.
     var answered = false
+    /// Whether a module said something (PAM_TEXT_INFO, PAM_ERROR_MSG): "Swipe your finger", "touch the key".
+    var showed = false
     let onAnswer: () -> Bool
 
     init(source: PasswordSource, reason: String, onAnswer: @escaping () -> Bool) {
@@ -128,7 +152,10 @@ private func converse(_ count: Int32,
                 return PAM_CONV_ERR
             }
         case PAM_ERROR_MSG, PAM_TEXT_INFO:
-            if !text.isEmpty { context.source.show(text, isError: style == PAM_ERROR_MSG) }
+            if !text.isEmpty {
+                context.showed = true
+                context.source.show(text, isError: style == PAM_ERROR_MSG)
+            }
         default:
             wipeAndFree(replies, upTo: i)
             return PAM_CONV_ERR
