@@ -7,11 +7,13 @@ SWIFT ?= swift
 # swtpm, swtpm-tools and tpm2-tools give the tests a software TPM and a cross-check of the stored blobs;
 # python3-dbus/-gi play scripted Secret Service providers, python3-cryptography the other side of the session
 # encryption, and keepassxc is the second real provider; openssh-server and iproute2 run the receiving
-# machine of send/receive in a network namespace of its own.
+# machine of send/receive in a network namespace of its own; fprintd (its virtual reader), libpam-fprintd and
+# python3-dbusmock (polkit) give the presence tests a real fingerprint stack, libpam-u2f the security-key one.
 BUILD_PACKAGES := libsodium-dev libpam0g-dev libsystemd-dev libgcrypt20-dev libtss2-dev pkg-config
 TEST_PACKAGES := libpam-wrapper gnome-keyring libsecret-tools dbus-daemon dbus libglib2.0-bin util-linux \
                  openssh-client openssh-server iproute2 groff-base man-db bash zsh fish git python3 xvfb xclip xsel wl-clipboard sway \
-                 python3-dbus python3-gi python3-cryptography keepassxc swtpm swtpm-tools tpm2-tools strace pamtester
+                 python3-dbus python3-gi python3-cryptography keepassxc swtpm swtpm-tools tpm2-tools strace pamtester \
+                 fprintd libpam-fprintd python3-dbusmock libpam-u2f
 DEBIAN_PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 # What `make demo` uses beyond the build: a private bus with gnome-keyring (gdbus checks it is up),
 # secret-tool for one step, pam_wrapper for the demo's PAM stack. Not the shells, sway or KeePassXC.

@@ -57,9 +57,20 @@ if [ "$cmd" = inside ]; then
   install -d -m 0755 "$dir/m/plain" "$dir/m/plain/bin"
   install -m 0755 "$cli" "$dir/m/plain/bin/vaultctl"
   touch "$dir/ready"
-  # The namespace lasts as long as the process that started it (the test run), and no longer.
+  # The namespace lasts as long as the process that started it (the test run), and no longer: so does
+  # every process still in it (a fingerprint reader's daemons, scripts/fprintd-virtual.sh), whose folders the
+  # test run may have removed already.
+  end() {
+    me=$(readlink /proc/$$/ns/mnt)
+    for p in /proc/[0-9]*; do
+      [ "${p#/proc/}" = $$ ] && continue
+      [ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$me" ] && kill "${p#/proc/}" 2>/dev/null
+    done
+    exit 0
+  }
+  trap end TERM INT
   while kill -0 "$watch" 2>/dev/null; do sleep 1; done
-  exit 0
+  end
 fi
 
 [ "$cmd" = start ] || { echo "gate-namespace.sh: unknown command '$cmd'" >&2; exit 64; }

@@ -90,6 +90,38 @@ final class GateMachine: @unchecked Sendable {
         return path
     }
 
+    /// The fingerprint reader's folder (`scripts/fprintd-virtual.sh`), once `startFingerprintReader` ran.
+    var reader: String { "\(folder)/fp" }
+
+    static var canRunFingerprintReader: Bool {
+        canRun && access("/usr/libexec/fprintd", X_OK) == 0 && access("/usr/bin/fprintd-enroll", X_OK) == 0
+            && ["x86_64", "aarch64"].contains { access("/usr/lib/\($0)-linux-gnu/security/pam_fprintd.so", F_OK) == 0 }
+    }
+
+    /// Starts the real fprintd with libfprint's virtual reader in the machine, on a system bus of its own.
+    func startFingerprintReader() throws {
+        let r = asRoot("\(Paths.repositoryRoot)/scripts/fprintd-virtual.sh start \(reader)")
+        guard r.status == 0 else { throw SetupError(description: "scripts/fprintd-virtual.sh start failed: \(r)") }
+    }
+
+    /// Enrols `finger` (five scans) as `user`'s right index finger.
+    func enrol(_ user: String, finger: String) throws {
+        let scans = (0..<5).map { _ in "sleep 0.4; \(Paths.repositoryRoot)/scripts/fprintd-virtual.sh scan \(reader) \(finger)" }.joined(separator: "; ")
+        let r = asRoot("(\(scans)) >/dev/null 2>&1 & timeout 30 fprintd-enroll -f right-index-finger \(user); wait")
+        guard r.status == 0, r.stdoutText.contains("enroll-completed") else { throw SetupError(description: "fprintd-enroll failed: \(r)") }
+    }
+
+    /// Puts `finger` on the reader once it is listening (when a command asks for a finger), from a process of
+    /// its own: returns at once.
+    func scanSoon(_ finger: String) {
+        asRoot("(sleep 0.3; \(Paths.repositoryRoot)/scripts/fprintd-virtual.sh scan \(reader) \(finger)) >/dev/null 2>&1 &")
+    }
+
+    /// Takes back every finger still waiting to be put on the reader (one no command asked for).
+    func stopScans() {
+        asRoot("pkill -f 'fprintd-virtual.sh scan' ; pkill -f 'SCAN ' ; true")
+    }
+
     /// The gate's audit log of `user`, read as root.
     func gateLog(_ user: String) -> String {
         asRoot("cat /var/lib/vaultctl/\(uid(user))/audit.log 2>/dev/null").stdoutText

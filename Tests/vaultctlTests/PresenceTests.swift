@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// Presence on every read: a fingerprint (pam_fprintd, the real fprintd with libfprint's virtual reader) in
+/// the `vaultctl` PAM stack, through the gate and through the unprotected path, on a machine of its own
+/// (`GateMachine`, with `scripts/fprintd-virtual.sh`). alice's right index finger is `alice-finger`.
+@Suite(.serialized, .enabled(if: GateMachine.canRunFingerprintReader, "needs root and fprintd, libpam-fprintd, python3-dbusmock ('make deps')"))
+final class PresenceTests {
+    static let shared = Result { () throws -> GateMachine in
+        let m = try GateMachine.start()
+        try m.startFingerprintReader()
+        try m.enrol("alice", finger: "alice-finger")
+        return m
+    }
+    let m: GateMachine
+
+    /// The two paths: through the gate, and the same binary with no gate beside it.
+    enum Path: String, CaseIterable { case gate, unprotected }
+
+    init() throws {
+        m = try Self.shared.get()
+        m.stopScans()
+        m.reset()
+        // A finger alone: one try, at most 10 s (pam_fprintd's least).
+        m.asRoot("printf 'auth required pam_fprintd.so max-tries=1 timeout=10\\naccount required pam_unix.so\\n' > /etc/pam.d/vaultctl")
+    }
+
+    func vaultctl(_ path: Path) -> String { path == .gate ? m.vaultctl : m.plainVaultctl }
+
+    /// A read with no terminal, no askpass program and no --password-stdin: nothing to answer a prompt with.
+    func read(_ path: Path, _ slot: String, environment: [String: String] = [:], wrap: [String] = []) -> ProcessResult {
+        m.run("alice", ["read", slot], program: vaultctl(path), environment: environment, wrap: wrap, timeout: .seconds(40))
+    }
+
+    func gateOrStateLog(_ path: Path) -> String {
+        path == .gate ? m.gateLog("alice") : m.asRoot("cat \(m.home("alice"))/.local/state/vaultctl/audit.log 2>/dev/null").stdoutText
+    }
+
+    @Test(arguments: Path.allCases)
+    func theRightFingerReadsWithNoTerminalAndNoAskpass(_ path: Path) throws {
+        let stored = m.run("alice", ["store", "mail"], program: vaultctl(path), stdin: .text("s3cret"))
+        try #require(stored.status == 0, "\(stored)")
+        m.scanSoon("alice-finger")
+        let r = read(path, "mail")
+        #expect(r.status == 0 && r.stdoutText == "s3cret", "\(r)")
+        // The module's words, one line, and no question.
+        #expect(r.stderr.contains("Swipe your right index finger across the fingerprint reader"), "\(r)")
+        #expect(!r.stderr.contains("terminal") && !r.stderr.contains("askpass"), "\(r)")
+    }
+
+    @Test(arguments: Path.allCases)
+    func aWrongFingerIsCountedAndBlocksAfterThree(_ path: Path) throws {
+        #expect(m.run("alice", ["store", "mail"], program: vaultctl(path), stdin: .text("s3cret")).status == 0)
+        for attempt in 1...3 {
+            m.scanSoon("bob-finger")
+            let r = read(path, "mail")
+            #expect(r.status == 77 && r.stdout.isEmpty, "attempt \(attempt): \(r)")
+            #expect(r.stderr.contains("Failed to match fingerprint"), "attempt \(attempt): \(r)")
+        }
+        // Three failed matches: blocked, with no finger asked for.
+        let blocked = read(path, "mail")
+        #expect(blocked.status == 75 && blocked.stdout.isEmpty && blocked.stderr.contains("blocked"), "\(blocked)")
+        #expect(gateOrStateLog(path).contains("\"result\":\"failed\""))
+    }
+
+    @Test(arguments: Path.allCases)
+    func noFingerIsNotCounted(_ path: Path) throws {
+        #expect(m.run("alice", ["store", "mail"], program: vaultctl(path), stdin: .text("s3cret")).status == 0)
+        // pam_fprintd gives up after its 10 s: not authenticated, and not a guess.
+        let none = read(path, "mail")
+        #expect(none.status == 78 && none.stdout.isEmpty && none.stderr.contains("did not get it in time"), "\(none)")
+        #expect(!gateOrStateLog(path).contains("\"result\":\"failed\""), "a reader left alone is no failed guess")
+        m.scanSoon("alice-finger")
+        let then = read(path, "mail")
+        #expect(then.status == 0 && then.stdoutText == "s3cret", "\(then)")
+    }
+
+    @Test(arguments: Path.allCases)
+    func aRemoteSessionIsRefusedByTheModuleItself(_ path: Path) throws {
+        #expect(m.run("alice", ["store", "mail"], program: vaultctl(path), stdin: .text("s3cret")).status == 0)
+        // An ssh server in the session's parents (a shell named sshd): the origin check judges it remote and
+        // tells PAM (PAM_RHOST), and pam_fprintd will not take a finger on this machine's reader for a
+        // person elsewhere, even when one is put there.
+        let sshd = "\(m.folder)/sshd"
+        m.asRoot("cp /bin/bash \(sshd) && chmod 755 \(sshd)")
+        m.scanSoon("alice-finger")
+        let remote = m.run("alice", ["-c", "\(vaultctl(path)) read mail; exit $?"], program: sshd,
+                           environment: ["SSH_CONNECTION": "203.0.113.9 50000 192.168.1.2 22"], timeout: .seconds(40))
+        #expect(remote.status != 0 && remote.stdout.isEmpty, "\(remote)")
+        #expect(!remote.stderr.contains("Swipe"), "the reader was not even asked: \(remote)")
+        #expect(remote.stderr.contains("this session is remote"), "\(remote)")
+    }
+}
