@@ -121,6 +121,13 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 PAMDIR ?= /etc/pam.d
+# The PAM stack vaultctl authenticates with (policy/pam.d/, docs in README "Presence"): password (your login's,
+# the default), fingerprint (pam_fprintd), security-key (pam_u2f) or password-and-key. `make install
+# PAM_STACK=NAME` puts that one in $(PAMDIR)/vaultctl; without it the password stack goes there only when no
+# stack is there, or the one there is the password stack of an earlier version: a stack root chose stays.
+PAM_STACK ?=
+PAM_STACKS = password fingerprint security-key password-and-key
+PAM_STACK_FILES = policy/pam.d/vaultctl $(foreach s,$(filter-out password,$(PAM_STACKS)),policy/pam.d/vaultctl-$(s))
 # The documents messages and the manual page refer to, and the policy template (a copy to start a
 # policy.json from) and the PAM stack as shipped.
 DOCDIR ?= $(PREFIX)/share/doc/vaultctl
@@ -133,26 +140,40 @@ GATE_GROUP = vaultctl
 STOREDIR = /var/lib/vaultctl
 CONFDIR = /etc/vaultctl
 UDEVRULESDIR ?= /etc/udev/rules.d
-INSTALLED = $(BINDIR)/vaultctl $(BINDIR)/vaultctl-tpm $(BINDIR)/git-credential-vaultctl $(PAMDIR)/vaultctl $(MANDIR)/man1/vaultctl.1 \
+INSTALLED = $(BINDIR)/vaultctl $(BINDIR)/vaultctl-tpm $(BINDIR)/git-credential-vaultctl $(MANDIR)/man1/vaultctl.1 \
             $(LIBEXECDIR)/vaultctl-gate $(LIBEXECDIR)/vaultctl-tpm \
-            $(addprefix $(DOCDIR)/,$(DOCS)) $(DOCDIR)/policy.json $(DOCDIR)/pam.d/vaultctl \
+            $(addprefix $(DOCDIR)/,$(DOCS)) $(DOCDIR)/policy.json $(addprefix $(DOCDIR)/pam.d/,$(notdir $(PAM_STACK_FILES))) \
             $(BASHCOMPDIR)/vaultctl $(ZSHCOMPDIR)/_vaultctl $(FISHCOMPDIR)/vaultctl.fish
 
 install:
+	@case " $(PAM_STACKS) " in *" $(or $(PAM_STACK),password) "*) ;; \
+	  *) echo "make install: PAM_STACK=$(PAM_STACK) is not a stack vaultctl ships; give one of: $(PAM_STACKS)" >&2; exit 64 ;; esac
 	@for f in vaultctl vaultctl-tpm vaultctl-gate vaultctl.1 vaultctl.bash _vaultctl vaultctl.fish; do \
 	  [ -f "$(DIST)/$$f" ] || { echo "make install: $(DIST)/$$f is missing: run 'make' first as yourself, then 'sudo make install'" >&2; exit 1; }; \
 	done
 	install -D -m 0755 $(DIST)/vaultctl $(DESTDIR)$(BINDIR)/vaultctl
 	install -D -m 0755 $(DIST)/vaultctl-tpm $(DESTDIR)$(BINDIR)/vaultctl-tpm
 	ln -sfn vaultctl $(DESTDIR)$(BINDIR)/git-credential-vaultctl
-	install -D -m 0644 policy/pam.d/vaultctl $(DESTDIR)$(PAMDIR)/vaultctl
+	@# The PAM stack: the one asked for; else the password stack, unless root chose another.
+	@stack=$(or $(PAM_STACK),password); src=policy/pam.d/vaultctl$$([ $$stack = password ] || echo -$$stack); \
+	dest=$(DESTDIR)$(PAMDIR)/vaultctl; \
+	if [ -n "$(PAM_STACK)" ] || [ ! -e $$dest ] || cmp -s $$dest policy/pam.d/vaultctl; then \
+	  install -D -m 0644 $$src $$dest && echo "make install: $(PAMDIR)/vaultctl is the $$stack stack ($$src)"; \
+	else \
+	  echo "make install: kept $(PAMDIR)/vaultctl, a stack chosen before (PAM_STACK=NAME replaces it: $(PAM_STACKS))"; \
+	fi
+	@if [ "$(PAM_STACK)" = fingerprint ] && ! ls /usr/lib/*/security/pam_fprintd.so >/dev/null 2>&1; then \
+	  echo "make install: pam_fprintd.so is not installed (Debian: libpam-fprintd), so this stack lets nobody read until it is"; fi
+	@case "$(PAM_STACK)" in *key) \
+	  ls /usr/lib/*/security/pam_u2f.so >/dev/null 2>&1 || echo "make install: pam_u2f.so is not installed (Debian: libpam-u2f), so this stack lets nobody read until it is"; \
+	  [ -s $(DESTDIR)$(CONFDIR)/u2f_mappings ] || echo "make install: enrol a key first: sudo sh -c 'pamu2fcfg -u USER >> $(CONFDIR)/u2f_mappings' (README, Presence)";; esac
 	install -D -m 0644 $(DIST)/vaultctl.1 $(DESTDIR)$(MANDIR)/man1/vaultctl.1
 	install -D -m 0644 $(DIST)/vaultctl.bash $(DESTDIR)$(BASHCOMPDIR)/vaultctl
 	install -D -m 0644 $(DIST)/_vaultctl $(DESTDIR)$(ZSHCOMPDIR)/_vaultctl
 	install -D -m 0644 $(DIST)/vaultctl.fish $(DESTDIR)$(FISHCOMPDIR)/vaultctl.fish
 	for d in $(DOCS); do install -D -m 0644 $$d $(DESTDIR)$(DOCDIR)/$$d; done
 	install -D -m 0644 policy/default.json $(DESTDIR)$(DOCDIR)/policy.json
-	install -D -m 0644 policy/pam.d/vaultctl $(DESTDIR)$(DOCDIR)/pam.d/vaultctl
+	for f in $(PAM_STACK_FILES); do install -D -m 0644 $$f $(DESTDIR)$(DOCDIR)/pam.d/$$(basename $$f); done
 	install -D -m 0755 $(DIST)/vaultctl-gate $(DESTDIR)$(LIBEXECDIR)/vaultctl-gate
 	@# The TPM helper beside the gate too: the gate runs the one beside itself, with the TPM of gate.conf.
 	install -D -m 0755 $(DIST)/vaultctl-tpm $(DESTDIR)$(LIBEXECDIR)/vaultctl-tpm
@@ -186,6 +207,9 @@ install:
 # stays: it holds people's secrets. The root policy stays when an administrator changed it.
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	@# The PAM stack goes when it is one vaultctl ships; one root wrote stays.
+	@for f in $(PAM_STACK_FILES); do cmp -s $$f $(DESTDIR)$(PAMDIR)/vaultctl && { rm -f $(DESTDIR)$(PAMDIR)/vaultctl; break; }; done; \
+	if [ -e $(DESTDIR)$(PAMDIR)/vaultctl ]; then echo "make uninstall: kept $(PAMDIR)/vaultctl, which was changed"; fi
 	@for f in policy.json:policy/default.json gate.conf:policy/gate.conf; do \
 	  name=$${f%%:*}; shipped=$${f#*:}; \
 	  if cmp -s $$shipped $(DESTDIR)$(CONFDIR)/$$name; then rm -f $(DESTDIR)$(CONFDIR)/$$name; \

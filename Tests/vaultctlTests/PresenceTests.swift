@@ -24,8 +24,10 @@ final class PresenceTests {
         m = try Self.shared.get()
         m.stopScans()
         m.reset()
-        // A finger alone: one try, at most 10 s (pam_fprintd's least).
-        m.asRoot("printf 'auth required pam_fprintd.so max-tries=1 timeout=10\\naccount required pam_unix.so\\n' > /etc/pam.d/vaultctl")
+        // The fingerprint stack vaultctl ships (`make install PAM_STACK=fingerprint`), waiting 10 s (pam_fprintd's
+        // least) instead of 30 for a finger.
+        let shipped = "\(Paths.repositoryRoot)/policy/pam.d/vaultctl-fingerprint"
+        m.asRoot("sed 's/timeout=30/timeout=10/' \(shipped) > /etc/pam.d/vaultctl && grep -q 'pam_fprintd.so max-tries=1 timeout=10' /etc/pam.d/vaultctl")
     }
 
     func vaultctl(_ path: Path) -> String { path == .gate ? m.vaultctl : m.plainVaultctl }

@@ -21,6 +21,9 @@ struct InstallTests {
         "/usr/share/doc/vaultctl/README.md",
         "/usr/share/doc/vaultctl/SECURITY.md",
         "/usr/share/doc/vaultctl/pam.d/vaultctl",
+        "/usr/share/doc/vaultctl/pam.d/vaultctl-fingerprint",
+        "/usr/share/doc/vaultctl/pam.d/vaultctl-password-and-key",
+        "/usr/share/doc/vaultctl/pam.d/vaultctl-security-key",
         "/usr/share/doc/vaultctl/policy.json",
         "/usr/share/fish/vendor_completions.d/vaultctl.fish",
         "/usr/share/man/man1/vaultctl.1",
@@ -100,6 +103,41 @@ struct InstallTests {
         let uninstall = Self.make(["uninstall", "DESTDIR=\(root)", "PREFIX=/usr"])
         try #require(uninstall.status == 0, "\(uninstall)")
         #expect(Self.files(under: root) == ["/etc/pam.d/other"], "uninstall removed exactly what install put there")
+    }
+
+    /// `PAM_STACK=NAME` puts that stack in place; a later install without it keeps the stack root chose;
+    /// uninstall removes a shipped stack and keeps one root wrote; a name that is not a stack installs nothing.
+    @Test func thePAMStackIsTheOneAskedForAndAChosenOneStays() throws {
+        let work = try Fixtures.makeFolder("pamstack")
+        let dist = "\(work)/dist", root = "\(work)/root"
+        try #require(Self.make(["dist", "BIN=\(Paths.vaultctl)", "DIST=\(dist)"]).status == 0)
+        let stacks = "\(Paths.repositoryRoot)/policy/pam.d"
+        let installed = "\(root)/etc/pam.d/vaultctl"
+
+        let bogus = Self.make(["install", "DIST=\(dist)", "DESTDIR=\(root)", "PREFIX=/usr", "PAM_STACK=face"])
+        #expect(bogus.status != 0 && bogus.stderr.contains("PAM_STACK=face is not a stack vaultctl ships"), "\(bogus)")
+        #expect(!Paths.exists(root), "nothing installed for a stack that does not exist")
+
+        let finger = Self.make(["install", "DIST=\(dist)", "DESTDIR=\(root)", "PREFIX=/usr", "PAM_STACK=fingerprint"])
+        try #require(finger.status == 0, "\(finger)")
+        #expect(FileText.read(installed) == FileText.read("\(stacks)/vaultctl-fingerprint"))
+        #expect(finger.stdoutText.contains("/etc/pam.d/vaultctl is the fingerprint stack"), "\(finger)")
+        let again = Self.make(["install", "DIST=\(dist)", "DESTDIR=\(root)", "PREFIX=/usr"])
+        #expect(again.status == 0 && again.stdoutText.contains("kept /etc/pam.d/vaultctl"), "\(again)")
+        #expect(FileText.read(installed) == FileText.read("\(stacks)/vaultctl-fingerprint"), "a later install keeps the chosen stack")
+        let key = Self.make(["install", "DIST=\(dist)", "DESTDIR=\(root)", "PREFIX=/usr", "PAM_STACK=security-key"])
+        #expect(key.status == 0 && key.stdoutText.contains("pamu2fcfg -u USER >> /etc/vaultctl/u2f_mappings"), "\(key)")
+        let keyStack = (FileText.read(installed) ?? "").split(separator: "\n").filter { !$0.hasPrefix("#") }.joined(separator: "\n")
+        #expect(keyStack.contains("pam_u2f.so authfile=/etc/vaultctl/u2f_mappings") && !keyStack.contains("nouserok"), "\(keyStack)")
+
+        let uninstall = Self.make(["uninstall", "DESTDIR=\(root)", "PREFIX=/usr"])
+        #expect(uninstall.status == 0 && !Paths.exists(installed), "a shipped stack goes with uninstall: \(uninstall)")
+        // One root wrote (or changed) stays, through install and uninstall.
+        try #require(FileText.write(installed, "auth required pam_unix.so\n"))
+        #expect(Self.make(["install", "DIST=\(dist)", "DESTDIR=\(root)", "PREFIX=/usr"]).status == 0)
+        #expect(FileText.read(installed) == "auth required pam_unix.so\n")
+        let kept = Self.make(["uninstall", "DESTDIR=\(root)", "PREFIX=/usr"])
+        #expect(kept.status == 0 && kept.stdoutText.contains("kept /etc/pam.d/vaultctl") && FileText.read(installed) == "auth required pam_unix.so\n", "\(kept)")
     }
 
     /// PREFIX moves everything but the PAM service (which PAM reads only from /etc/pam.d) and the gate's
