@@ -28,8 +28,10 @@ enum DeviceKeyCommand {
                     ?? "No device key yet; the gate has no TPM (/etc/vaultctl/gate.conf), so the first one will be bound to the machine id."
             }
             message += " " + protection.sentence
+            let pam = PAMStack.read()
+            if let pam { message += " " + pam.sentence }
             if args.has("json") {
-                Output.out("{\"binding\":\(binding == "none" ? "null" : JSON.string(binding)),\"boundary\":\"gate\",\"message\":\(JSON.string(message)),\"tpm\":\(tpm.map(JSON.string) ?? "null")}\n")
+                Output.out("{\"binding\":\(binding == "none" ? "null" : JSON.string(binding)),\"boundary\":\"gate\",\"message\":\(JSON.string(message)),\"pam\":\(pam?.json ?? "null"),\"tpm\":\(tpm.map(JSON.string) ?? "null")}\n")
             } else {
                 Output.out("\(binding): \(message)\n")
             }
@@ -57,6 +59,8 @@ enum DeviceKeyCommand {
             message = tpm.map { "No device key yet; the first device-slot store will seal one by the TPM (\($0.tcti))." }
                 ?? "No device key yet; with no TPM available here, the first device-slot store will bind one to the machine id."
         }
+        let pam = PAMStack.read()
+        if let pam { message += " " + pam.sentence }
         if args.has("json") {
             let fields: [(String, String)] = [
                 ("binding", binding.map { JSON.string($0.rawValue) } ?? "null"),
@@ -66,6 +70,7 @@ enum DeviceKeyCommand {
                 ("unfinished", state.unfinished ? "true" : "false"),
                 ("message", JSON.string(message + " " + protection.sentence)),
                 ("boundary", JSON.string(protection.word)),
+                ("pam", pam?.json ?? "null"),
             ]
             Output.out("{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}\n")
         } else {

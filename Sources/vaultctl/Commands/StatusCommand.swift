@@ -22,7 +22,10 @@ enum StatusCommand {
             let lastJSON = last.flatMap { $0 }.flatMap { $0 }.map {
                 "{\"time\":\(JSON.string(TimeText.iso8601($0.time))),\"origin\":\(JSON.string($0.origin))}"
             } ?? "null"
-            let extra = [("allowSupply", allowed ? "true" : "false"), ("lastSupply", lastJSON), ("boundary", JSON.string(protection.word))]
+            // What the PAM stack a read goes through names (as its file says): a password, a finger, a key.
+            let pam = PAMStack.read()?.json ?? "null"
+            let extra = [("allowSupply", allowed ? "true" : "false"), ("lastSupply", lastJSON), ("boundary", JSON.string(protection.word)),
+                         ("pam", pam)]
             Output.out("\(json(status, extra: extra))\n")
         } else {
             var line = "\(status.state.rawValue): \(status.message)"
