@@ -316,7 +316,10 @@ public final class GateSession {
     func authenticate(_ scope: GateScope, reason: String, command: String) throws(VaultError) {
         let (relay, limiter, seconds) = (self.relay, try self.limiter, Double(try policy.askpassSeconds))
         let remoteHost = try judgedOrigin.pamRemoteHost
-        var gate = RateLimitedGate(PAMGate(source: .relay(relay), user: user, remoteHost: { remoteHost }), placeWait: { seconds }, waiting: { s in
+        // At the bound the gate ends (75), saying nothing: vaultctl, which waits for it, says why.
+        let bound = try policy.authenticationSeconds
+        var gate = RateLimitedGate(PAMGate(source: .relay(relay), user: user, remoteHost: { remoteHost }, deadline: { (bound, nil) }),
+                                   placeWait: { seconds }, waiting: { s in
             relay.show("other vaultctl commands are asking for your password; waiting for one to finish (at most \(s) s).", isError: false)
         }) { () throws(VaultError) -> RateLimiter in limiter }
         let shown = scope.prompt(reason)

@@ -20,6 +20,9 @@ public enum VaultError: Error, Sendable {
     case lockHeld(path: String, holder: LockHolder?, seconds: Int)
     /// PAM itself is misconfigured or broken (not a wrong password).
     case authenticationUnavailable(String)
+    /// The whole authentication took longer than `prompt.authenticationSeconds` (the seconds, when known):
+    /// no finger on the reader, no key touched, nobody at the prompt. Not counted; exit 75.
+    case authenticationTimedOut(seconds: Int?)
     /// A configuration file is unreadable or invalid.
     case configuration(path: String, detail: String)
     /// Too many failed attempts: every gated command is blocked until `until` (seconds since the epoch).

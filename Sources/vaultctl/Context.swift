@@ -96,9 +96,10 @@ final class Context {
         passwordFromStandardInput ? PasswordSource.standardInput : PasswordSource.fromEnvironment()
     }
 
-    /// How long the gate may take over a request that can ask a person: the askpass bound, and a minute more.
+    /// How long the gate may take over a request that can ask a person: the whole authentication's bound
+    /// (the gate ends itself then, with root's bound, which the user's may only shorten), and a little more.
     var gatePromptSeconds: Double {
-        Double((try? Policy.load(configFolder: locations.config).askpassSeconds) ?? Policy.builtIn.askpassSeconds) + 60
+        Double(((try? Policy.load(configFolder: locations.config)) ?? Policy.builtIn).authenticationSeconds) + 10
     }
 
     /// The installed gate, started by `startGateEarly`.
@@ -169,6 +170,9 @@ final class Context {
         let pam = PAMGate(source: passwordSource, user: user, remoteHost: {
             let p = (try? Policy.load(configFolder: config)) ?? Policy.builtIn
             return OriginJudge.judge(SystemOriginProbe().gather(), remoteRanges: p.remoteRanges, nearbyRanges: p.nearbyRanges).pamRemoteHost
+        }, deadline: {
+            let seconds = ((try? Policy.load(configFolder: config)) ?? Policy.builtIn).authenticationSeconds
+            return (seconds, PAMGate.deadlineMessage(seconds))
         })
         // The policy is read only when a prompt is about to happen: a malformed policy.json must not
         // stop status, list, store or delete.

@@ -27,6 +27,9 @@ enum ErrorReport {
             return CommandFailure(code: .tryLater, message: lockHeld(path, holder, seconds))
         case .authenticationUnavailable(let why):
             return CommandFailure(code: .config, message: "Authentication is not possible: \(why).")
+        case .authenticationTimedOut(let seconds):
+            return CommandFailure(code: .tryLater, message:
+                "The authentication did not finish within \(seconds.map { "\($0) s" } ?? "its bound") (prompt.authenticationSeconds): no finger on the reader or no key touched in time? Nothing was counted; try again.")
         case .configuration(let path, let detail):
             return CommandFailure(code: .config, message: "\(Quote.escaped(path, quotes: false)): \(detail).")
         case .badInput(let why):

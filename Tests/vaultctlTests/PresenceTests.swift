@@ -51,6 +51,28 @@ final class PresenceTests {
         // The module's words, one line, and no question.
         #expect(r.stderr.contains("Swipe your right index finger across the fingerprint reader"), "\(r)")
         #expect(!r.stderr.contains("terminal") && !r.stderr.contains("askpass"), "\(r)")
+
+        // An askpass program is run only for a question, never for a message: this one leaves a mark if run.
+        let mark = "\(m.home("alice"))/asked"
+        let askpass = try m.script("askpass-\(path.rawValue)", "touch \(mark); echo wrong")
+        m.scanSoon("alice-finger")
+        let withAskpass = read(path, "mail", environment: ["VAULT_ASKPASS": askpass])
+        #expect(withAskpass.status == 0 && withAskpass.stdoutText == "s3cret", "\(withAskpass)")
+        #expect(m.asRoot("test -e \(mark)").status != 0, "the askpass program was run for a finger")
+        // --password-stdin takes a line only for a question: a line given and none asked for is not used.
+        m.scanSoon("alice-finger")
+        let withLine = m.run("alice", ["read", "mail", "--password-stdin"], program: vaultctl(path), stdin: .text("unused\n"),
+                             timeout: .seconds(40))
+        #expect(withLine.status == 0 && withLine.stdoutText == "s3cret", "\(withLine)")
+    }
+
+    @Test(arguments: Path.allCases)
+    func statusSaysTheStackAsksForAFinger(_ path: Path) throws {
+        #expect(m.run("alice", ["store", "mail"], program: vaultctl(path), stdin: .text("s3cret")).status == 0)
+        let status = m.run("alice", ["status", "mail", "--json"], program: vaultctl(path))
+        #expect(status.status == 0 && status.stdoutText.contains("\"pam\":{\"file\":\"/etc/pam.d/vaultctl\",\"factors\":[\"fingerprint\"]"), "\(status)")
+        let key = m.run("alice", ["device-key", "status"], program: vaultctl(path))
+        #expect(key.status == 0 && key.stdoutText.contains("which names: fingerprint (pam_fprintd, required)"), "\(key)")
     }
 
     @Test(arguments: Path.allCases)
@@ -75,6 +97,25 @@ final class PresenceTests {
         let none = read(path, "mail")
         #expect(none.status == 78 && none.stdout.isEmpty && none.stderr.contains("did not get it in time"), "\(none)")
         #expect(!gateOrStateLog(path).contains("\"result\":\"failed\""), "a reader left alone is no failed guess")
+        m.scanSoon("alice-finger")
+        let then = read(path, "mail")
+        #expect(then.status == 0 && then.stdoutText == "s3cret", "\(then)")
+    }
+
+    @Test(arguments: Path.allCases)
+    func oneBoundHoldsTheWholeAuthentication(_ path: Path) throws {
+        #expect(m.run("alice", ["store", "mail"], program: vaultctl(path), stdin: .text("s3cret")).status == 0)
+        // The reader would wait 60 s; alice's policy allows an authentication 10 s (behind the gate, root's
+        // 180 tightened by hers). At 10 s the command ends: 75, nothing counted.
+        m.asRoot("sed -i 's/timeout=10/timeout=60/' /etc/pam.d/vaultctl")
+        let config = "\(m.home("alice"))/.config/vaultctl"
+        m.asRoot("mkdir -p \(config) && echo '{\"version\": 1, \"prompt\": {\"authenticationSeconds\": 10}}' > \(config)/policy.json && chown -R alice: \(m.home("alice"))/.config && chmod 700 \(config) && chmod 600 \(config)/policy.json")
+        let started = Date()
+        let late = read(path, "mail")
+        let took = Date().timeIntervalSince(started)
+        #expect(late.status == 75 && late.stdout.isEmpty && late.stderr.contains("did not finish within"), "\(late)")
+        #expect(took < 30, "ended at its bound, not the reader's: \(took) s")
+        #expect(!gateOrStateLog(path).contains("\"result\":\"failed\""), "a bound that passed is no failed guess")
         m.scanSoon("alice-finger")
         let then = read(path, "mail")
         #expect(then.status == 0 && then.stdoutText == "s3cret", "\(then)")

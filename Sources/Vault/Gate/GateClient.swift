@@ -67,6 +67,22 @@ public final class GateClient: @unchecked Sendable {
     }
 
     private var spawned: Result<Void, VaultError>?
+    private var gatePID: pid_t = 0
+
+    /// The gate's exit status once it has ended (within `seconds`), or nil.
+    private func exitStatus(within seconds: Double) -> Int32? {
+        guard gatePID > 0 else { return nil }
+        let deadline = Deadline(secondsFromNow: seconds)
+        var status: Int32 = 0
+        repeat {
+            if waitpid(gatePID, &status, WNOHANG) == gatePID {
+                gatePID = 0
+                return (status & 0x7f) == 0 ? (status >> 8) & 0xff : nil
+            }
+            usleep(5000)
+        } while deadline.remainingMilliseconds > 0
+        return nil
+    }
 
     private func spawn() -> Result<Void, VaultError> {
         if let spawned { return spawned }
@@ -100,6 +116,7 @@ public final class GateClient: @unchecked Sendable {
         }
         toGate = input.write
         reader = GateFrameReader(fd: output.read)
+        if case .success(let pid) = spawned { gatePID = pid }
         return .success(())
     }
 
@@ -136,10 +153,17 @@ public final class GateClient: @unchecked Sendable {
         case .holding, .names, .lock: quick = true
         default: quick = false
         }
+        // One bound for the whole request (an authentication's questions, a finger, a key), not one a frame.
+        let deadline = Deadline(secondsFromNow: quick ? Self.quickSeconds : promptSeconds)
         while true {
             let frame: GateFrame
-            switch reader.next(within: quick ? Self.quickSeconds : promptSeconds) {
+            switch reader.next(within: max(0.001, Double(deadline.remainingMilliseconds) / 1000)) {
             case .success(let f): frame = f
+            case .failure(.endOfInput) where !quick && exitStatus(within: 1) == AuthenticationDeadline.exitStatus:
+                // The gate ended itself at the authentication's bound (root's, tightened by the user's).
+                throw .authenticationTimedOut(seconds: nil)
+            case .failure(.timedOut) where !quick:
+                throw .authenticationTimedOut(seconds: Int(promptSeconds) - 10)
             case .failure(let f): throw .slot(.gateUnavailable("\(path) did not finish the request (\(Self.words(f)))"))
             }
             switch frame.word {

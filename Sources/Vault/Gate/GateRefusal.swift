@@ -18,6 +18,7 @@ public enum GateRefusal {
         case .refused(let m): fields = ["refused", m]
         case .badInput(let m): fields = ["bad-input", m]
         case .busy(let after): fields = ["busy", "\(after)"]
+        case .authenticationTimedOut(let seconds): fields = ["timed-out", seconds.map { "\($0)" } ?? "-"]
         case .lockHeld(let path, _, let seconds): fields = ["lock-held", path, "\(seconds)"]
         case .configuration(let path, let detail): fields = ["configuration", path, detail]
         case .blocked(let until, let now): fields = ["blocked", "\(until)", "\(now)"]
@@ -66,6 +67,7 @@ public enum GateRefusal {
         case ("refused", 2): return .refused(f[1])
         case ("bad-input", 2): return .badInput(f[1])
         case ("busy", 2): return Double(f[1]).map { .busy(retryAfter: $0) }
+        case ("timed-out", 2): return .authenticationTimedOut(seconds: Int(f[1]))
         case ("lock-held", 3): return Int(f[2]).map { .lockHeld(path: f[1], holder: nil, seconds: $0) }
         case ("configuration", 3): return .configuration(path: f[1], detail: f[2])
         case ("blocked", 3):

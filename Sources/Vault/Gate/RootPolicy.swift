@@ -45,6 +45,7 @@ extension Policy {
                                       blockSeconds: max(rateLimit.blockSeconds, other.rateLimit.blockSeconds))
         p.gates = ChangeGates(storeOver: gates.storeOver || other.gates.storeOver, delete: gates.delete || other.gates.delete)
         p.askpassSeconds = min(askpassSeconds, other.askpassSeconds)
+        p.authenticationSeconds = min(authenticationSeconds, other.authenticationSeconds)
         p.remoteRanges = remoteRanges + other.remoteRanges.filter { !remoteRanges.contains($0) }
         p.nearbyRanges = nearbyRanges.filter { other.nearbyRanges.contains($0) }
         p.allowSupplyByDefault = allowSupplyByDefault && other.allowSupplyByDefault

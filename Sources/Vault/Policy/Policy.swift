@@ -14,7 +14,7 @@
 ///   },
 ///   "rateLimit": { "failures": 3, "windowSeconds": 300, "blockSeconds": 300 },
 ///   "slotDefaults": { "allowSupply": false },
-///   "prompt": { "askpassSeconds": 120 },
+///   "prompt": { "askpassSeconds": 120, "authenticationSeconds": 180 },
 ///   "gate": { "storeOver": true, "delete": true }
 /// }
 /// ```
@@ -30,6 +30,8 @@
 ///   of seconds 1...86400. A whole-valued decimal such as `3.0` counts as the whole number 3.
 /// - `prompt.askpassSeconds` (how long a `VAULT_ASKPASS` program has to answer) is a whole number of
 ///   seconds 1...3600.
+/// - `prompt.authenticationSeconds` (how long one whole authentication may take: the questions answered, a
+///   finger put on the reader, a key touched) is a whole number of seconds 10...3600.
 /// - `gate.storeOver` and `gate.delete` (true or false) say whether a `store` that replaces a value and a
 ///   `delete` need a fresh authentication (see `ChangeGates`); replacing a confirmed recovery code always does.
 /// - `origin.remoteRanges` is a non-empty array of CIDR ranges (an empty one would let a tailnet's
@@ -51,6 +53,9 @@ public struct Policy: Sendable, Equatable {
     public var allowSupplyByDefault: Bool
     /// How long a `VAULT_ASKPASS` program has to answer before it is stopped (`prompt.askpassSeconds`).
     public var askpassSeconds = 120
+    /// How long one whole authentication may take before the command ends with 75
+    /// (`prompt.authenticationSeconds`): long enough for a person to type, or to find the reader or the key.
+    public var authenticationSeconds = 180
     /// Which destructive changes need a fresh authentication (`gate.storeOver`, `gate.delete`).
     public var gates = ChangeGates.all
 
@@ -89,7 +94,7 @@ public struct Policy: Sendable, Equatable {
           },
           "rateLimit": { "failures": 3, "windowSeconds": 300, "blockSeconds": 300 },
           "slotDefaults": { "allowSupply": false },
-          "prompt": { "askpassSeconds": 120 },
+          "prompt": { "askpassSeconds": 120, "authenticationSeconds": 180 },
           "gate": { "storeOver": true, "delete": true }
         }
 

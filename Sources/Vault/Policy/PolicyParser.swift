@@ -28,7 +28,7 @@ enum PolicyParser {
     static let originKeys = ["remoteRanges", "nearbyRanges"]
     static let rateLimitKeys = ["failures", "windowSeconds", "blockSeconds"]
     static let slotDefaultsKeys = ["allowSupply"]
-    static let promptKeys = ["askpassSeconds"]
+    static let promptKeys = ["askpassSeconds", "authenticationSeconds"]
     static let gateKeys = ["storeOver", "delete"]
 
     /// Deepest nesting of arrays and objects a document may have (the document's own object is level 1).
@@ -115,6 +115,9 @@ enum PolicyParser {
             try rejectUnknownKeys(members, known: promptKeys, at: "prompt")
             if let v = members["askpassSeconds"] {
                 policy.askpassSeconds = try wholeNumber(v, in: 1...3600, at: "prompt.askpassSeconds", unit: " of seconds")
+            }
+            if let v = members["authenticationSeconds"] {
+                policy.authenticationSeconds = try wholeNumber(v, in: 10...3600, at: "prompt.authenticationSeconds", unit: " of seconds")
             }
         }
         if let gate = top["gate"] {

@@ -15,11 +15,22 @@ public struct PAMGate: AnswerReportingGate {
     /// `PAM_RHOST` for this transaction: the origin check's answer for a remote session (`Origin.pamRemoteHost`),
     /// asked when PAM starts; nil for a nearby one.
     let remoteHost: @Sendable () -> String?
+    /// The bound on the whole authentication (`prompt.authenticationSeconds`), read when PAM starts, and what
+    /// is said when it passes (nil: nothing; vaultctl-gate's caller says it); nil seconds: no bound but each
+    /// question's.
+    let deadline: @Sendable () -> (seconds: Int, message: String?)?
 
-    public init(source: PasswordSource, user: String, remoteHost: @escaping @Sendable () -> String? = { nil }) {
+    public init(source: PasswordSource, user: String, remoteHost: @escaping @Sendable () -> String? = { nil },
+                deadline: @escaping @Sendable () -> (seconds: Int, message: String?)? = { nil }) {
         self.source = source
         self.user = user
         self.remoteHost = remoteHost
+        self.deadline = deadline
+    }
+
+    /// What the unprotected path says when the bound passes.
+    public static func deadlineMessage(_ seconds: Int) -> String {
+        "vaultctl: The authentication did not finish within \(seconds) s (prompt.authenticationSeconds in your policy): no finger on the reader or no key touched in time? Nothing was counted; try again."
     }
 
     /// The invoking user's login name (from the real uid, not from the environment).
@@ -57,9 +68,11 @@ public struct PAMGate: AnswerReportingGate {
                 throw .authenticationUnavailable("PAM could not be told that this session is remote (\(rc))")
             }
         }
+        let bound = deadline().flatMap { AuthenticationDeadline(seconds: $0.seconds, message: $0.message) }
         rc = pam.pam_authenticate(handle, 0)
         let authenticated = rc == PAM_SUCCESS
         if authenticated { rc = pam.pam_acct_mgmt(handle, 0) }
+        bound?.finish()
         let text = pam.pam_strerror(handle, rc).map { String(cString: $0) } ?? "PAM error \(rc)"
         _ = pam.pam_end(handle, rc)
         if rc == PAM_SUCCESS { return }

@@ -27,6 +27,7 @@ enum PolicyCommand {
           rate limit:    \(r.failures) failures within \(r.windowSeconds) s block for \(r.blockSeconds) s
           supply allowed by default: \(policy.allowSupplyByDefault ? "yes" : "no")
           askpass answer within: \(policy.askpassSeconds) s
+          whole authentication within: \(policy.authenticationSeconds) s
           password before a store over a value: \(policy.gates.storeOver ? "yes" : "no"); before a delete: \(policy.gates.delete ? "yes" : "no")
 
         """)

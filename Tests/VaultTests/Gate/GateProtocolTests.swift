@@ -85,6 +85,7 @@ import Slots
             .slot(.io(path: "/a", errno: 5, operation: "read")),
             .authenticationFailed("m"), .notAuthenticated("m"), .accountRefused("m"), .authenticationUnavailable("m"),
             .refused("m"), .badInput("m"), .busy(retryAfter: 1), .lockHeld(path: "/a", holder: nil, seconds: 5),
+            .authenticationTimedOut(seconds: 30), .authenticationTimedOut(seconds: nil),
             .configuration(path: "/a", detail: "d"), .blocked(until: 100.5, now: 50.25),
             .authenticationFailedAndBlocked("m", until: 9), .vaultLocked, .auditUnwritable, .changedMeanwhile(mail),
         ]

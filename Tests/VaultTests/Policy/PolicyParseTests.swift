@@ -282,4 +282,17 @@ extension PolicyParseTests {
         #expect(policyRejection(#"{"version":1,"prompt":{"askpassSeconds":0}}"#)?.contains("prompt.askpassSeconds") == true)
         #expect(policyRejection(#"{"version":1,"prompt":{"askpasSeconds":5}}"#)?.contains("prompt.askpasSeconds") == true)
     }
+
+    /// `prompt.authenticationSeconds`: one bound on a whole authentication (a finger, a key), 10...3600 s (180
+    /// by default), which a user's policy may shorten and never lengthen behind the gate.
+    @Test func authenticationSecondsIsReadBoundedAndOnlyTightened() throws {
+        #expect(Policy.builtIn.authenticationSeconds == 180)
+        let policy = try parsePolicy(#"{"version":1,"prompt":{"authenticationSeconds":20}}"#)
+        #expect(policy.authenticationSeconds == 20 && policy.askpassSeconds == 120)
+        #expect(policyRejection(#"{"version":1,"prompt":{"authenticationSeconds":9}}"#)?.contains("prompt.authenticationSeconds") == true)
+        #expect(policyRejection(#"{"version":1,"prompt":{"authenticationSeconds":3601}}"#)?.contains("prompt.authenticationSeconds") == true)
+        let longer = try parsePolicy(#"{"version":1,"prompt":{"authenticationSeconds":600}}"#)
+        #expect(Policy.builtIn.tightened(by: longer).authenticationSeconds == 180)
+        #expect(Policy.builtIn.tightened(by: policy).authenticationSeconds == 20)
+    }
 }

@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Slots
+
+/// One bound on a whole PAM authentication (`prompt.authenticationSeconds`): the questions answered, a finger
+/// put on the reader, a key touched. A module that waits past it cannot be interrupted from outside (libpam
+/// has no cancel), so the process ends: a thread that waits for the deadline and, if PAM has not finished,
+/// writes `message` (if any) on standard error and exits 75. Nothing is counted by that: an attempt that got
+/// no answer leaves no failure, one that did is counted as any attempt killed after its answer.
+///
+/// `finish()` (PAM returned) ends the thread; it must be called, or the process ends at the deadline.
+final class AuthenticationDeadline {
+    /// The exit status when the deadline passes (sysexits EX_TEMPFAIL: try again).
+    static let exitStatus: Int32 = 75
+
+    private let wake: (read: Int32, write: Int32)
+    private var thread: pthread_t?
+    private let context: UnsafeMutablePointer<Context>
+
+    struct Context {
+        var fd: Int32
+        var milliseconds: Int32
+        var message: UnsafeMutablePointer<UInt8>?
+        var count: Int
+    }
+
+    /// Starts the wait; nil when no thread could be made (then there is no bound beyond each question's).
+    init?(seconds: Int, message: String?) {
+        guard let fds = ChildSpawn.pipe() else { return nil }
+        wake = fds
+        let bytes = message.map { Array(($0 + "\n").utf8) } ?? []
+        let copy = bytes.isEmpty ? nil : UnsafeMutablePointer<UInt8>.allocate(capacity: bytes.count)
+        copy?.initialize(from: bytes, count: bytes.count)
+        context = .allocate(capacity: 1)
+        context.initialize(to: Context(fd: fds.read, milliseconds: Int32(clamping: seconds * 1000), message: copy, count: bytes.count))
+        var t = pthread_t()
+        guard pthread_create(&t, nil, { raw in
+            let c = raw!.assumingMemoryBound(to: AuthenticationDeadline.Context.self).pointee
+            let deadline = Deadline(secondsFromNow: Double(c.milliseconds) / 1000)
+            while true {
+                var p = pollfd(fd: c.fd, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&p, 1, deadline.remainingMilliseconds)
+                if ready > 0 { return nil }  // finished: the write end was closed
+                if ready < 0 && errno == EINTR { continue }
+                if ready == 0 && deadline.remainingMilliseconds > 0 { continue }
+                if let m = c.message { _ = write(2, m, c.count) }
+                _exit(AuthenticationDeadline.exitStatus)
+            }
+        }, context) == 0 else {
+            close(fds.read); close(fds.write)
+            copy?.deallocate()
+            context.deallocate()
+            return nil
+        }
+        thread = t
+    }
+
+    /// PAM returned: the thread ends, and the process goes on.
+    func finish() {
+        close(wake.write)
+        if let thread { pthread_join(thread, nil) }
+        close(wake.read)
+        context.pointee.message?.deallocate()
+        context.deallocate()
+    }
+}
