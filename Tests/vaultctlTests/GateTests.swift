@@ -196,19 +196,20 @@ final class GateTests {
 
     @Test func noVariableOfTheCallerReachesTheGate() async throws {
         #expect(store("alice", "mail", "s3cret").status == 0)
-        let slow = try m.script("slow-right", "sleep 2; echo alice-pw")
+        // Both gates wait long enough to be seen even on a loaded machine (the whole suite runs in parallel).
+        let slow = try m.script("slow-right", "sleep 5; echo alice-pw")
         let env = ["VAULT_ASKPASS": slow, "SWIFT_DETERMINISTIC_HASHING": "1", "SWIFT_BACKTRACE": "enable=yes",
                    "LD_LIBRARY_PATH": "/tmp", "GCONV_PATH": "/tmp", "MARKER_OF_THE_CALLER": "1", "LANG": "C.UTF-8"]
         let m = self.m
-        // Through vaultctl, and started by hand with everything set (its input held open for 3 s).
+        // Through vaultctl, and started by hand with everything set (its input held open for 6 s).
         let direct = m.environment("alice", env).map { "\($0.key)=\($0.value)" }
         let running = Task.detached { m.run("alice", ["read", "mail"], environment: env) }
         let byHand = Task.detached {
-            m.run("alice", ["-c", "sleep 3 | env \(direct.map { "'\($0)'" }.joined(separator: " ")) '\(m.gate)' anything >/dev/null"], program: "/bin/sh")
+            m.run("alice", ["-c", "sleep 6 | env \(direct.map { "'\($0)'" }.joined(separator: " ")) '\(m.gate)' anything >/dev/null"], program: "/bin/sh")
         }
         // While the gates wait, root reads the environment of each (its image in memory).
         var seen: [String: String] = [:]
-        for _ in 0..<40 where seen.count < 2 {
+        for _ in 0..<100 where seen.count < 2 {
             usleep(100_000)
             let found = m.asRoot("for p in /proc/[0-9]*; do [ \"$(readlink $p/exe)\" = '\(m.gate)' ] && echo \"== $p\" && tr '\\0' '\\n' < $p/environ; done")
             for block in found.stdoutText.components(separatedBy: "== ").dropFirst() {
