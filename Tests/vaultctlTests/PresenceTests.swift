@@ -121,6 +121,71 @@ final class PresenceTests {
         #expect(then.status == 0 && then.stdoutText == "s3cret", "\(then)")
     }
 
+    /// A security key through pam_u2f's `manual` mode (this kernel has no /dev/uhid, so no virtual FIDO
+    /// device can exist): the module shows its challenge (challenge, origin, key handle) as a message and asks
+    /// "Response #1: " four times, echo on. The answers come from an askpass program that plays the key: a
+    /// P-256 key enrolled in root's /etc/vaultctl/u2f_mappings signs authenticator data (the origin's hash,
+    /// the user-presence flag, a counter) and the challenge. It sees the challenge in vaultctl's standard error,
+    /// as a person would on the terminal. This proves the conversation; production stacks never use `manual`.
+    func securityKey(_ path: Path, presence: Bool) throws -> (ProcessResult, String) {
+        let dir = "\(m.folder)/u2f-\(path.rawValue)"
+        let key = [
+            "import base64, os",
+            "from cryptography.hazmat.primitives.asymmetric import ec",
+            "from cryptography.hazmat.primitives import serialization",
+            "d = os.environ['U2F_DIR']",
+            "k = ec.generate_private_key(ec.SECP256R1())",
+            "open(d + '/key.pem', 'wb').write(k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))",
+            "n = k.public_key().public_numbers()",
+            "pk = base64.b64encode(n.x.to_bytes(32, 'big') + n.y.to_bytes(32, 'big')).decode()",
+            "kh = base64.b64encode(os.urandom(64)).decode()",
+            "print('alice:%s,%s,es256,+presence' % (kh, pk))",
+        ].joined(separator: "\n") + "\n"
+        let answer = [
+            "#!/usr/bin/python3",
+            "import base64, hashlib, os, re, sys",
+            "from cryptography.hazmat.primitives.asymmetric import ec",
+            "from cryptography.hazmat.primitives import hashes, serialization",
+            "d = os.environ['U2F_DIR']",
+            "try: n = int(open(d + '/count').read())",
+            "except OSError: n = 0",
+            "open(d + '/count', 'w').write(str(n + 1))",
+            "m = re.search(r'vaultctl: (\\S+) (pam://\\S+) (\\S+)', open(d + '/stderr').read())",
+            "if not m or 'Response #1' not in sys.argv[1]: sys.exit(1)",
+            "challenge, origin = base64.b64decode(m.group(1)), m.group(2)",
+            "if n % 4 < 2: print('unused'); sys.exit(0)  # the client data hash and the relying party: not read",
+            "flags = 0x01 if os.environ.get('U2F_PRESENCE') == '1' else 0x00",
+            "authdata = hashlib.sha256(origin.encode()).digest() + bytes([flags]) + (7).to_bytes(4, 'big')",
+            "if n % 4 == 2: print(base64.b64encode(bytes([0x58, len(authdata)]) + authdata).decode()); sys.exit(0)",
+            "k = serialization.load_pem_private_key(open(d + '/key.pem', 'rb').read(), None)",
+            "print(base64.b64encode(k.sign(authdata + challenge, ec.ECDSA(hashes.SHA256()))).decode())",
+        ].joined(separator: "\n") + "\n"
+        m.asRoot("rm -rf \(dir) && mkdir -p \(dir)")
+        try key.write(toFile: "\(dir)/enrol.py", atomically: true, encoding: .utf8)
+        try answer.write(toFile: "\(dir)/key-askpass", atomically: true, encoding: .utf8)
+        // Root enrols the key in the central mapping file, and the shipped stack runs in manual mode.
+        let enrol = m.asRoot("mkdir -p /etc/vaultctl && U2F_DIR=\(dir) /usr/bin/python3 \(dir)/enrol.py > /etc/vaultctl/u2f_mappings && chmod 644 /etc/vaultctl/u2f_mappings && chown -R alice: \(dir) && chmod 755 \(dir)/key-askpass")
+        try #require(enrol.status == 0, "\(enrol)")
+        let shipped = "\(Paths.repositoryRoot)/policy/pam.d/vaultctl-security-key"
+        m.asRoot("sed 's|u2f_mappings cue$|u2f_mappings manual origin=pam://vaultctl-test|' \(shipped) > /etc/pam.d/vaultctl")
+        let r = m.run("alice", ["-c", "exec \(vaultctl(path)) read mail 2>\(dir)/stderr"], program: "/bin/sh",
+                      environment: ["VAULT_ASKPASS": "\(dir)/key-askpass", "U2F_DIR": dir, "U2F_PRESENCE": presence ? "1" : "0"],
+                      timeout: .seconds(40))
+        return (r, (try? String(contentsOfFile: "\(dir)/stderr", encoding: .utf8)) ?? "")
+    }
+
+    @Test(arguments: Path.allCases)
+    func aKeyTouchReadsAndNoTouchIsCounted(_ path: Path) throws {
+        #expect(m.run("alice", ["store", "mail"], program: vaultctl(path), stdin: .text("s3cret")).status == 0)
+        let (touched, said) = try securityKey(path, presence: true)
+        #expect(touched.status == 0 && touched.stdoutText == "s3cret", "\(touched)\n\(said)")
+        #expect(said.contains("Challenge #1:") && said.contains("pam://vaultctl-test"), "\(said)")
+        // The same key, its user-presence flag not set (nobody touched it): refused and counted.
+        let (untouched, words) = try securityKey(path, presence: false)
+        #expect(untouched.status == 77 && untouched.stdout.isEmpty, "\(untouched)\n\(words)")
+        #expect(gateOrStateLog(path).contains("\"result\":\"failed\""), "\(gateOrStateLog(path))")
+    }
+
     @Test(arguments: Path.allCases)
     func aRemoteSessionIsRefusedByTheModuleItself(_ path: Path) throws {
         #expect(m.run("alice", ["store", "mail"], program: vaultctl(path), stdin: .text("s3cret")).status == 0)
