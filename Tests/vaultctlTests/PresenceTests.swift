@@ -187,6 +187,16 @@ final class PresenceTests {
     }
 
     @Test(arguments: Path.allCases)
+    func aStackWhoseDeviceCannotBeUsedSaysSoAndCountsNothing(_ path: Path) throws {
+        // bob has no finger enrolled: pam_fprintd gives up without a word. The stack is named, nothing counted.
+        #expect(m.run("bob", ["store", "mail"], program: vaultctl(path), stdin: .text("b")).status == 0)
+        let r = m.run("bob", ["read", "mail"], program: vaultctl(path), timeout: .seconds(40))
+        #expect(r.status == 78 && r.stdout.isEmpty && r.stderr.contains("the PAM stack asks for a fingerprint"), "\(r)")
+        let log = path == .gate ? m.gateLog("bob") : m.asRoot("cat \(m.home("bob"))/.local/state/vaultctl/audit.log 2>/dev/null").stdoutText
+        #expect(!log.contains("\"result\":\"failed\""), "\(log)")
+    }
+
+    @Test(arguments: Path.allCases)
     func aRemoteSessionIsRefusedByTheModuleItself(_ path: Path) throws {
         #expect(m.run("alice", ["store", "mail"], program: vaultctl(path), stdin: .text("s3cret")).status == 0)
         // An ssh server in the session's parents (a shell named sshd): the origin check judges it remote and

@@ -99,6 +99,11 @@ public struct PAMGate: AnswerReportingGate {
             // pam_fprintd, and modules like it, will not vouch for a person who is elsewhere.
             throw .authenticationUnavailable("this session is remote, and the PAM stack of service '\(PAMGate.service)' does not authenticate remote sessions (\(text)): a finger or a key on this machine says nothing about a person elsewhere")
         }
+        if rc == PAM_AUTHINFO_UNAVAIL && !context.showed && !context.answered,
+           let devices = PAMStack.read()?.factors.filter({ $0 != "password" }), !devices.isEmpty {
+            // A module for a device said nothing and gave up: it found no reader or key (or no fprintd).
+            throw .authenticationUnavailable("the PAM stack asks for a \(devices.joined(separator: " and ")), and PAM could not reach one (no reader or key, or fprintd not running for a fingerprint): \(text); nothing was counted")
+        }
         if rc == PAM_AUTHINFO_UNAVAIL && context.showed && !context.answered {
             // Not a guess: nothing was given (a finger not put on the reader in time, a key not touched).
             throw .authenticationUnavailable("PAM's module asked for something above and did not get it in time, or its device is gone (\(text)); nothing was counted, try again")
