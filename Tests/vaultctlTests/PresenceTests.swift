@@ -196,6 +196,55 @@ final class PresenceTests {
         #expect(!log.contains("\"result\":\"failed\""), "\(log)")
     }
 
+    /// A module that asks everything in one conversation call (PAM allows several messages a call): a message,
+    /// an error with an escape sequence in it, a PIN with echo off, "press ENTER" with echo on. Built here
+    /// and named by absolute path in the stack (root's, in a folder only root writes).
+    func multiMessageStack() throws {
+        let source = """
+            #include <security/pam_modules.h>
+            #include <security/pam_appl.h>
+            #include <stdlib.h>
+            #include <string.h>
+            int pam_sm_authenticate(pam_handle_t *h, int flags, int argc, const char **argv) {
+                const struct pam_conv *conv;
+                if (pam_get_item(h, PAM_CONV, (const void **)&conv) != PAM_SUCCESS) return PAM_SYSTEM_ERR;
+                struct pam_message m[4] = {
+                    {PAM_TEXT_INFO, "Touch the sensor, then"}, {PAM_ERROR_MSG, "last try failed\\033[31m red"},
+                    {PAM_PROMPT_ECHO_OFF, "PIN: "}, {PAM_PROMPT_ECHO_ON, "Insert your FIDO authenticator, then press ENTER."}};
+                const struct pam_message *p[4] = {&m[0], &m[1], &m[2], &m[3]};
+                struct pam_response *r = NULL;
+                if (conv->conv(4, p, &r, conv->appdata_ptr) != PAM_SUCCESS || r == NULL) return PAM_CONV_ERR;
+                int ok = r[2].resp && strcmp(r[2].resp, "1234") == 0 && r[3].resp && r[3].resp[0] == 0;
+                for (int i = 0; i < 4; i++) free(r[i].resp);
+                free(r);
+                return ok ? PAM_SUCCESS : PAM_AUTH_ERR;
+            }
+            int pam_sm_setcred(pam_handle_t *h, int flags, int argc, const char **argv) { return PAM_SUCCESS; }
+            int pam_sm_acct_mgmt(pam_handle_t *h, int flags, int argc, const char **argv) { return PAM_SUCCESS; }
+            """
+        let folder = "\(m.folder)/module"
+        m.asRoot("rm -rf \(folder) && mkdir -m 0755 \(folder)")
+        try source.write(toFile: "\(folder)/multi.c", atomically: true, encoding: .utf8)
+        let cc = m.asRoot("cc -shared -fPIC -o \(folder)/pam_multi.so \(folder)/multi.c && chmod 0644 \(folder)/pam_multi.so")
+        try #require(cc.status == 0, "\(cc)")
+        m.asRoot("printf 'auth required \(folder)/pam_multi.so\\naccount required pam_permit.so\\n' > /etc/pam.d/vaultctl")
+    }
+
+    @Test(arguments: Path.allCases)
+    func severalMessagesInOneCallEachAnsweredInTurn(_ path: Path) throws {
+        #expect(m.run("alice", ["store", "mail"], program: vaultctl(path), stdin: .text("s3cret")).status == 0)
+        try multiMessageStack()
+        // --password-stdin: a line for each question, none for the messages (the ENTER is an empty line).
+        let r = m.run("alice", ["read", "mail", "--password-stdin"], program: vaultctl(path), stdin: .text("1234\n\n"))
+        #expect(r.status == 0 && r.stdoutText == "s3cret", "\(r)")
+        #expect(r.stderr.contains("vaultctl: Touch the sensor, then\n") && r.stderr.contains("vaultctl: last try failed [31m red\n"), "\(r)")
+        #expect(!r.stderr.contains("\u{1B}"), "no escape sequence reaches the terminal: \(r)")
+        // A wrong PIN is a wrong guess: counted.
+        let wrong = m.run("alice", ["read", "mail", "--password-stdin"], program: vaultctl(path), stdin: .text("0000\n\n"))
+        #expect(wrong.status == 77 && wrong.stdout.isEmpty, "\(wrong)")
+        #expect(gateOrStateLog(path).contains("\"result\":\"failed\""))
+    }
+
     @Test(arguments: Path.allCases)
     func aRemoteSessionIsRefusedByTheModuleItself(_ path: Path) throws {
         #expect(m.run("alice", ["store", "mail"], program: vaultctl(path), stdin: .text("s3cret")).status == 0)
