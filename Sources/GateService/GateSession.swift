@@ -29,6 +29,8 @@ public final class GateSession {
     /// What the person's authentications in this exchange (one command of the CLI, on the CLI's own pipes)
     /// opened: these slots, or every slot (`device-key protect`).
     var granted: Set<SlotName> = []
+    /// The slots read in this exchange since their last authentication: each grant opens one read.
+    var readOnce: Set<SlotName> = []
     var grantedEverySlot = false
     /// Whether any authentication in this exchange succeeded (for changes to the store as a whole, which
     /// open no slot: sealing its key by the TPM).
@@ -165,7 +167,9 @@ public final class GateSession {
         case .read(let name):
             try admit()
             try requireHeld(name)
-            if !isGranted(name) {
+            // A grant opens one read of the slot: a second read in this exchange asks again, so a program that
+            // holds an exchange open cannot go on reading (a value stored later too) on one finger.
+            if !isGranted(name) || readOnce.contains(name) {
                 try authenticate(.slots([name]), reason: "read slot '\(name)'", command: "read")
             }
             let value: SecretBytes
@@ -175,6 +179,7 @@ public final class GateSession {
             }
             // The line is in the log before the value leaves; one that cannot be written stops it.
             try append("read", name, "ok")
+            readOnce.insert(name)
             return value
         case .store(let name):
             try admit()
@@ -318,7 +323,10 @@ public final class GateSession {
         let remoteHost = try judgedOrigin.pamRemoteHost
         // At the bound the gate ends (75), saying nothing: vaultctl, which waits for it, says why.
         let bound = try policy.authenticationSeconds
-        var gate = RateLimitedGate(PAMGate(source: .relay(relay), user: user, remoteHost: { remoteHost }, deadline: { (bound, nil) }),
+        // The place counts if the gate ends before giving it back, from the start (see countsIfInterrupted); at
+        // the bound with nothing guessed, it is taken back first.
+        var gate = RateLimitedGate(PAMGate(source: .relay(relay), user: user, remoteHost: { remoteHost },
+                                           deadline: { (bound, nil, { try? limiter.markAsking() }) }),
                                    placeWait: { seconds }, waiting: { s in
             relay.show("other vaultctl commands are asking for your password; waiting for one to finish (at most \(s) s).", isError: false)
         }) { () throws(VaultError) -> RateLimiter in limiter }
@@ -330,6 +338,7 @@ public final class GateSession {
         // cannot be written withholds the verdict, so a full disk or a file size limit is no oracle for
         // guesses, and the attempt's place stays to be counted.
         let (audit, clock, origin) = (self.audit, self.clock, try self.origin)
+        gate.countsIfInterrupted = true
         gate.recordVerdict = { (failure: VaultError?) throws(VaultError) in
             // Nothing answered (cancelled, no way to ask): no guess, no line, so a program that asks and
             // cancels again and again cannot push the log's older lines out.
@@ -351,7 +360,9 @@ public final class GateSession {
         switch scope {
         case .none: break
         case .everySlot: grantedEverySlot = true
-        case .slots(let names): granted.formUnion(names)
+        case .slots(let names):
+            granted.formUnion(names)
+            readOnce.subtract(names)
         }
     }
 

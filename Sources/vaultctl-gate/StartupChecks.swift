@@ -74,8 +74,8 @@ enum StartupChecks {
     /// Clears what the caller handed over: the environment, the umask, descriptors above 2, the working
     /// folder, core dumps, every signal's disposition and the signal mask (both survive an exec: a caller
     /// could ignore SIGCHLD, so that no child's status could be waited for, or block SIGALRM), then ignores
-    /// SIGXFSZ (a caller's RLIMIT_FSIZE makes a write fail instead of killing the gate half way) and SIGPIPE
-    /// (a CLI that went away is a failed write). Its output is made non-blocking, so a caller that stops
+    /// SIGXFSZ (a caller's RLIMIT_FSIZE makes a write fail instead of killing the gate half way), SIGPIPE
+    /// (a CLI that went away is a failed write) and the terminal's SIGINT, SIGQUIT and SIGHUP. Its output is made non-blocking, so a caller that stops
     /// reading fails a frame's write within its bound instead of holding the gate (when it is a pipe).
     static func clearInheritance() {
         let clean = cleanEnvironment()
@@ -93,6 +93,12 @@ enum StartupChecks {
         sigprocmask(SIG_SETMASK, &none, nil)
         signal(SIGXFSZ, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
+        // The terminal's signals are for vaultctl, which shares its process group: a Ctrl-C at the prompt
+        // ends vaultctl, and the gate then finds its pipe closed and gives its place back, uncounted. Killed by
+        // one instead, the gate's place would count (it counts if the gate ends before giving it back).
+        signal(SIGINT, SIG_IGN)
+        signal(SIGQUIT, SIG_IGN)
+        signal(SIGHUP, SIG_IGN)
         // Only a pipe (vaultctl's, which no other process shares): a terminal or file is the caller's too.
         var st = stat()
         let flags = fcntl(1, F_GETFL)

@@ -29,7 +29,7 @@ enum ErrorReport {
             return CommandFailure(code: .config, message: "Authentication is not possible: \(why).")
         case .authenticationTimedOut(let seconds):
             return CommandFailure(code: .tryLater, message:
-                "The authentication did not finish within \(seconds.map { "\($0) s" } ?? "its bound") (prompt.authenticationSeconds): no finger on the reader or no key touched in time? Nothing was counted; try again.")
+                "The authentication did not finish within \(seconds.map { "\($0) s" } ?? "its bound") (prompt.authenticationSeconds): no finger on the reader or no key touched in time? Nothing was counted unless an answer had been given; try again.")
         case .configuration(let path, let detail):
             return CommandFailure(code: .config, message: "\(Quote.escaped(path, quotes: false)): \(detail).")
         case .badInput(let why):

@@ -162,8 +162,8 @@ public final class GateClient: @unchecked Sendable {
             case .failure(.endOfInput) where !quick && exitStatus(within: 1) == AuthenticationDeadline.exitStatus:
                 // The gate ended itself at the authentication's bound (root's, tightened by the user's).
                 throw .authenticationTimedOut(seconds: nil)
-            case .failure(.timedOut) where !quick:
-                throw .authenticationTimedOut(seconds: Int(promptSeconds) - 10)
+            case .failure(.timedOut) where request.mayAsk:
+                throw .authenticationTimedOut(seconds: nil)
             case .failure(let f): throw .slot(.gateUnavailable("\(path) did not finish the request (\(Self.words(f)))"))
             }
             switch frame.word {
@@ -179,6 +179,8 @@ public final class GateClient: @unchecked Sendable {
                 case .failure(let error): reply = GateFrame(.cancel, text: Vault.reason(error))
                 }
                 guard reply.write(to: toGate) else {
+                    // Gone while the person answered: at its bound, or otherwise.
+                    if exitStatus(within: 1) == AuthenticationDeadline.exitStatus { throw .authenticationTimedOut(seconds: nil) }
                     throw .slot(.gateUnavailable("\(path) stopped reading (\(String(cString: strerror(errno))))"))
                 }
             default:

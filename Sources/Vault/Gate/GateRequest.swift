@@ -43,6 +43,14 @@ public enum GateRequest: Equatable, Sendable {
     /// or `already` when every slot is under a TPM-sealed key.
     case sealDeviceKey
 
+    /// Whether the gate may ask the person (PAM) while it answers.
+    public var mayAsk: Bool {
+        switch self {
+        case .read, .store, .delete, .authenticate, .unlock: return true
+        case .holding, .names, .lock, .importValue, .finishImport, .log, .deviceKey, .recordFailure, .sealDeviceKey: return false
+        }
+    }
+
     public static let version = "1"
     static let maximumReason = 512
 

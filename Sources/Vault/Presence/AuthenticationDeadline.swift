@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Slots
+import Synchronization
 
 /// One bound on a whole PAM authentication (`prompt.authenticationSeconds`): the questions answered, a finger
 /// put on the reader, a key touched. A module that waits past it cannot be interrupted from outside (libpam
@@ -23,17 +24,19 @@ final class AuthenticationDeadline {
         var milliseconds: Int32
         var message: UnsafeMutablePointer<UInt8>?
         var count: Int
+        var beforeExit: (() -> Void)?
     }
 
     /// Starts the wait; nil when no thread could be made (then there is no bound beyond each question's).
-    init?(seconds: Int, message: String?) {
+    /// `beforeExit` runs on the waiting thread when the deadline passes, before the process ends.
+    init?(seconds: Int, message: String?, beforeExit: (() -> Void)? = nil) {
         guard let fds = ChildSpawn.pipe() else { return nil }
         wake = fds
         let bytes = message.map { Array(($0 + "\n").utf8) } ?? []
         let copy = bytes.isEmpty ? nil : UnsafeMutablePointer<UInt8>.allocate(capacity: bytes.count)
         copy?.initialize(from: bytes, count: bytes.count)
         context = .allocate(capacity: 1)
-        context.initialize(to: Context(fd: fds.read, milliseconds: Int32(clamping: seconds * 1000), message: copy, count: bytes.count))
+        context.initialize(to: Context(fd: fds.read, milliseconds: Int32(clamping: seconds * 1000), message: copy, count: bytes.count, beforeExit: beforeExit))
         var t = pthread_t()
         guard pthread_create(&t, nil, { raw in
             let c = raw!.assumingMemoryBound(to: AuthenticationDeadline.Context.self).pointee
@@ -44,12 +47,16 @@ final class AuthenticationDeadline {
                 if ready > 0 { return nil }  // finished: the write end was closed
                 if ready < 0 && errno == EINTR { continue }
                 if ready == 0 && deadline.remainingMilliseconds > 0 { continue }
+                c.beforeExit?()
+                // A terminal prompt in progress has echo off: put it back before the process ends.
+                EchoRestore.restoreNow()
                 if let m = c.message { _ = write(2, m, c.count) }
                 _exit(AuthenticationDeadline.exitStatus)
             }
         }, context) == 0 else {
             close(fds.read); close(fds.write)
             copy?.deallocate()
+            context.deinitialize(count: 1)
             context.deallocate()
             return nil
         }
@@ -62,6 +69,15 @@ final class AuthenticationDeadline {
         if let thread { pthread_join(thread, nil) }
         close(wake.read)
         context.pointee.message?.deallocate()
+        context.deinitialize(count: 1)
         context.deallocate()
     }
+}
+
+/// Set once, read from another thread: whether an authentication has had a guess judged (an answer given,
+/// a failure reported by a module).
+final class GuessFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func set() { flag.store(true, ordering: .sequentiallyConsistent) }
+    var value: Bool { flag.load(ordering: .sequentiallyConsistent) }
 }

@@ -15,13 +15,13 @@ public struct PAMGate: AnswerReportingGate {
     /// `PAM_RHOST` for this transaction: the origin check's answer for a remote session (`Origin.pamRemoteHost`),
     /// asked when PAM starts; nil for a nearby one.
     let remoteHost: @Sendable () -> String?
-    /// The bound on the whole authentication (`prompt.authenticationSeconds`), read when PAM starts, and what
-    /// is said when it passes (nil: nothing; vaultctl-gate's caller says it); nil seconds: no bound but each
-    /// question's.
-    let deadline: @Sendable () -> (seconds: Int, message: String?)?
+    /// The bound on the whole authentication (`prompt.authenticationSeconds`), read when PAM starts, what is
+    /// said when it passes (nil: nothing; vaultctl-gate's caller says it), and what to do first when nothing
+    /// was guessed by then (no answer given, no failure reported by a module); nil: no bound but each question's.
+    let deadline: @Sendable () -> (seconds: Int, message: String?, unguessed: (@Sendable () -> Void)?)?
 
     public init(source: PasswordSource, user: String, remoteHost: @escaping @Sendable () -> String? = { nil },
-                deadline: @escaping @Sendable () -> (seconds: Int, message: String?)? = { nil }) {
+                deadline: @escaping @Sendable () -> (seconds: Int, message: String?, unguessed: (@Sendable () -> Void)?)? = { nil }) {
         self.source = source
         self.user = user
         self.remoteHost = remoteHost
@@ -30,7 +30,7 @@ public struct PAMGate: AnswerReportingGate {
 
     /// What the unprotected path says when the bound passes.
     public static func deadlineMessage(_ seconds: Int) -> String {
-        "vaultctl: The authentication did not finish within \(seconds) s (prompt.authenticationSeconds in your policy): no finger on the reader or no key touched in time? Nothing was counted; try again."
+        "vaultctl: The authentication did not finish within \(seconds) s (prompt.authenticationSeconds in your policy): no finger on the reader or no key touched in time? Nothing was counted unless an answer had been given; try again."
     }
 
     /// The invoking user's login name (from the real uid, not from the environment).
@@ -68,7 +68,16 @@ public struct PAMGate: AnswerReportingGate {
                 throw .authenticationUnavailable("PAM could not be told that this session is remote (\(rc))")
             }
         }
-        let bound = deadline().flatMap { AuthenticationDeadline(seconds: $0.seconds, message: $0.message) }
+        var bound: AuthenticationDeadline?
+        if let d = deadline() {
+            bound = AuthenticationDeadline(seconds: d.seconds, message: d.message,
+                                           beforeExit: d.unguessed.map { unguessed in { if !context.guessed.value { unguessed() } } })
+            // No bound, no authentication (a caller's RLIMIT_NPROC or RLIMIT_NOFILE): fail closed, nothing counted.
+            guard bound != nil else {
+                _ = pam.pam_end(handle, PAM_SUCCESS)
+                throw .authenticationUnavailable("vaultctl could not start the authentication's time limit (\(String(cString: strerror(errno)))); nothing was asked or counted")
+            }
+        }
         rc = pam.pam_authenticate(handle, 0)
         let authenticated = rc == PAM_SUCCESS
         if authenticated { rc = pam.pam_acct_mgmt(handle, 0) }
@@ -98,6 +107,11 @@ public struct PAMGate: AnswerReportingGate {
         if remote != nil && rc == PAM_AUTHINFO_UNAVAIL {
             // pam_fprintd, and modules like it, will not vouch for a person who is elsewhere.
             throw .authenticationUnavailable("this session is remote, and the PAM stack of service '\(PAMGate.service)' does not authenticate remote sessions (\(text)): a finger or a key on this machine says nothing about a person elsewhere")
+        }
+        if rc == PAM_AUTHINFO_UNAVAIL && context.errorShown {
+            // A module that reported a failure ("Failed to match fingerprint") and then gave up (its other tries
+            // unused, or timed out): a guess was judged, so it counts.
+            throw .authenticationFailed("PAM refused to authenticate '\(user)' after a failed try (\(text))")
         }
         if rc == PAM_AUTHINFO_UNAVAIL && !context.showed && !context.answered,
            let devices = PAMStack.read()?.factors.filter({ $0 != "password" }), !devices.isEmpty {
@@ -130,6 +144,10 @@ private final class Conversation {
     var answered = false
     /// Whether a module said something (PAM_TEXT_INFO, PAM_ERROR_MSG): "Swipe your finger", "touch the key".
     var showed = false
+    /// Whether a module reported a failure (PAM_ERROR_MSG: "Failed to match fingerprint"): a guess was judged.
+    var errorShown = false
+    /// An answer given or a failure reported, for the authentication's deadline, on its own thread.
+    let guessed = GuessFlag()
     let onAnswer: () -> Bool
 
     init(source: PasswordSource, reason: String, onAnswer: @escaping () -> Bool) {
@@ -170,6 +188,10 @@ private func converse(_ count: Int32,
                 return PAM_CONV_ERR
             }
         case PAM_ERROR_MSG, PAM_TEXT_INFO:
+            if style == PAM_ERROR_MSG {
+                context.errorShown = true
+                context.guessed.set()
+            }
             if !text.isEmpty {
                 context.showed = true
                 context.source.show(text, isError: style == PAM_ERROR_MSG)
@@ -182,6 +204,8 @@ private func converse(_ count: Int32,
     // Only now does PAM get the answers: a call that fails part-way hands over nothing.
     let answeredSomething = (0..<Int(count)).contains { replies[$0].resp != nil }
     if answeredSomething {
+        // Before the place is marked: the deadline's thread, seeing no guess, would take the mark back.
+        context.guessed.set()
         // An answer PAM judges is a guess the rate limit must be able to count: one it cannot (no room to
         // mark the attempt) never reaches PAM, so no verdict comes of it.
         if !context.answered && !context.onAnswer() {

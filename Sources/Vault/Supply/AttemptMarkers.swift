@@ -114,13 +114,19 @@ struct AttemptMarkers: Sendable {
     }
 
     /// Notes that `pid` handed its password over.
-    func markAnswered(_ pid: Int32) throws(SlotError) {
+    func markAnswered(_ pid: Int32) throws(SlotError) { try rewrite(pid, Self.answeredText) }
+
+    /// Notes that `pid`'s attempt is, after all, no guess (marked answered in advance, and nothing was given).
+    func markAsking(_ pid: Int32) throws(SlotError) { try rewrite(pid, Self.askingText) }
+
+    /// Writes `text` over the marker's bytes (the same length: it cannot fail for want of room).
+    private func rewrite(_ pid: Int32, _ text: [UInt8]) throws(SlotError) {
         let p = path(own(pid))
         let fd = open(p, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw .io(path: p, errno: errno, operation: "open the attempt marker") }
         defer { close(fd) }
-        let n = Self.answeredText.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard n == Self.answeredText.count else { throw .io(path: p, errno: errno, operation: "write the attempt marker") }
+        let n = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard n == text.count else { throw .io(path: p, errno: errno, operation: "write the attempt marker") }
     }
 
     /// Removes a marker (none is fine: nothing to give back).

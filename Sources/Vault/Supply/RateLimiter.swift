@@ -102,6 +102,12 @@ public struct RateLimiter: Sendable {
         do { try markers.markAnswered(pid) } catch { throw .slot(error) }
     }
 
+    /// Takes back `markAnswered` made in advance: the attempt gave nothing, so its place does not count if
+    /// the process ends before it gives the place back.
+    public func markAsking(pid: Int32 = getpid()) throws(VaultError) {
+        do { try markers.markAsking(pid) } catch { throw .slot(error) }
+    }
+
     /// Gives the place back; a failed attempt counts. Returns the end of a block this failure started.
     @discardableResult
     public func endAttempt(failed: Bool, pid: Int32 = getpid()) throws(VaultError) -> Double? {
@@ -177,6 +183,11 @@ public struct RateLimitedGate: PresenceGate {
     /// Writes what became of an attempt (nil: it succeeded) before the verdict is given and the place given
     /// back (the gate's audit line); a throw withholds the verdict.
     public var recordVerdict: (@Sendable (_ failure: VaultError?) throws(VaultError) -> Void)?
+    /// Whether the place counts as a failure if the process ends before giving it back, from the moment it is
+    /// taken rather than from the first answer (vaultctl-gate: a module such as pam_fprintd reaches its verdict
+    /// with nothing answered, and a program that kills the gate the moment it learns a finger did not match
+    /// must not get that guess for free). The gate takes it back when the attempt gave nothing.
+    public var countsIfInterrupted = false
 
     public init(_ inner: any PresenceGate, limiter: RateLimiter, placeWait: @escaping @Sendable () -> Double = { 0 },
                 waiting: @escaping @Sendable (_ seconds: Int) -> Void = { _ in }) {
@@ -224,6 +235,12 @@ public struct RateLimitedGate: PresenceGate {
     public func verify(reason: String, slots: [SlotName]?) throws(VaultError) {
         let limiter = try makeLimiter()
         try takePlace(limiter)
+        if countsIfInterrupted {
+            do { try limiter.markAnswered() } catch {
+                _ = try? limiter.endAttempt(failed: false)
+                throw .authenticationUnavailable("vaultctl could not record this attempt (is the disk full?), so it was not made; free some room and try again")
+            }
+        }
         var failure: VaultError?
         do {
             if let reporting = inner as? any AnswerReportingGate {

@@ -114,12 +114,13 @@ final class GateMachine: @unchecked Sendable {
     /// Puts `finger` on the reader once it is listening (when a command asks for a finger), from a process of
     /// its own: returns at once.
     func scanSoon(_ finger: String) {
-        asRoot("(sleep 0.3; \(Paths.repositoryRoot)/scripts/fprintd-virtual.sh scan \(reader) \(finger)) >/dev/null 2>&1 &")
+        // In a process group of its own, noted, so that `stopScans` ends it and nothing else.
+        asRoot("setsid sh -c 'sleep 0.3; \(Paths.repositoryRoot)/scripts/fprintd-virtual.sh scan \(reader) \(finger)' >/dev/null 2>&1 & echo $! >> \(reader)/scans")
     }
 
     /// Takes back every finger still waiting to be put on the reader (one no command asked for).
     func stopScans() {
-        asRoot("pkill -f 'fprintd-virtual.sh scan' ; pkill -f 'SCAN ' ; true")
+        asRoot("[ -f \(reader)/scans ] && while read -r p; do kill -- -$p 2>/dev/null; done < \(reader)/scans; rm -f \(reader)/scans; true")
     }
 
     /// The gate's audit log of `user`, read as root.
