@@ -30,7 +30,7 @@ do throws(VaultError) {
         let home = getpwuid(getuid()).flatMap { $0.pointee.pw_dir.map { String(cString: $0) } } ?? "/nonexistent"
         let raised = getegid()
         guard setegid(getgid()) == 0 else { throw .slot(.gateUnavailable("it could not drop its group to read your policy")) }
-        let userPolicy = try? Policy.load(configFolder: "\(home)/.config/vaultctl")
+        let userPolicy = (try? Policy.loadIfPresent(configFolder: "\(home)/.config/vaultctl")) ?? nil
         guard setegid(raised) == 0 else { throw .slot(.gateUnavailable("it could not take its group back after reading your policy")) }
         return try RootPolicy.effective(user: userPolicy)
     }

@@ -96,10 +96,13 @@ final class Context {
         passwordFromStandardInput ? PasswordSource.standardInput : PasswordSource.fromEnvironment()
     }
 
-    /// How long the gate may take over a request that can ask a person: the whole authentication's bound
-    /// (the gate ends itself then, with root's bound, which the user's may only shorten), and a little more.
+    /// How long the gate may take over a request that can ask a person: longer than the gate's own bound, so
+    /// that the gate ends first (giving back an attempt that guessed nothing): a place may take an askpass bound
+    /// to come free, then the whole authentication's bound, as root's policy tightened by the user's sets them.
     var gatePromptSeconds: Double {
-        Double(((try? Policy.load(configFolder: locations.config)) ?? Policy.builtIn).authenticationSeconds) + 10
+        let user = (try? Policy.loadIfPresent(configFolder: locations.config)) ?? nil
+        let p = (try? RootPolicy.effective(user: user)) ?? user ?? Policy.builtIn
+        return Double(p.askpassSeconds + p.authenticationSeconds) + 15
     }
 
     /// The installed gate, started by `startGateEarly`.
@@ -152,7 +155,7 @@ final class Context {
             let config = locations.config
             let v = Vault(device: GateSlot(client: client), sync: SecretServiceSlot(), record: ModeRecord(folder: config),
                           gate: GatePresence(client: client), changeLock: "\(locations.state)/.changes.lock",
-                          changeGates: { () throws(VaultError) in try RootPolicy.effective(user: try? Policy.load(configFolder: config)).gates })
+                          changeGates: { () throws(VaultError) in try RootPolicy.effective(user: (try? Policy.loadIfPresent(configFolder: config)) ?? nil).gates })
             builtVault = v
             return v
         }
@@ -172,7 +175,7 @@ final class Context {
             return OriginJudge.judge(SystemOriginProbe().gather(), remoteRanges: p.remoteRanges, nearbyRanges: p.nearbyRanges).pamRemoteHost
         }, deadline: {
             let seconds = ((try? Policy.load(configFolder: config)) ?? Policy.builtIn).authenticationSeconds
-            return (seconds, PAMGate.deadlineMessage(seconds))
+            return (seconds, PAMGate.deadlineMessage(seconds), nil)
         })
         // The policy is read only when a prompt is about to happen: a malformed policy.json must not
         // stop status, list, store or delete.

@@ -158,6 +158,15 @@ final class GateTests {
         _ = read("alice", "mail", password: "wrong")
         let tighter = read("alice", "mail", password: "alice-pw")
         #expect(tighter.status == 75, "the user's one failure holds: \(tighter)")
+
+        // Root's looser numbers hold for a user with no policy of their own (no file tightens nothing).
+        m.reset()
+        m.asRoot("mkdir -p /etc/vaultctl && echo '{\"version\": 1, \"rateLimit\": {\"failures\": 5}}' > /etc/vaultctl/policy.json && chmod 644 /etc/vaultctl/policy.json")
+        defer { m.asRoot("rm -f /etc/vaultctl/policy.json") }
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        for _ in 0..<3 { _ = read("alice", "mail", password: "wrong") }
+        let fourth = read("alice", "mail", password: "alice-pw")
+        #expect(fourth.status == 0 && fourth.stdoutText == "s3cret", "root's five failures, not the built-in three: \(fourth)")
     }
 
     @Test func theVaultLockIsTheGatesOwnMarker() throws {

@@ -28,6 +28,14 @@ extension Policy {
         return try bytes.withTypedUnsafeBytes { (raw) throws(VaultError) -> Policy in try parse(raw, path: path) }
     }
 
+    /// The user's own policy when there is one, nil when there is none: behind the gate, a user's policy
+    /// tightens root's, and no file must not tighten it to the built-in values.
+    public static func loadIfPresent(configFolder: String) throws(VaultError) -> Policy? {
+        let path = "\(configFolder)/\(fileName)"
+        guard access(path, F_OK) == 0 else { return nil }
+        return try load(configFolder: configFolder)
+    }
+
     /// For `policy check FILE`: reads any readable file (no privacy requirement), parses, returns the policy.
     ///
     /// Anything that is not a folder is read (a pipe such as `/dev/stdin` too), at most 64 KiB. A file that
