@@ -9,10 +9,11 @@ import Slots
 /// the other password modules: a password).
 ///
 /// It reads what the file says, and claims no more: how the lines combine is the file's controls (shown as
-/// written), and a module it does not know names no factor. libpam has no interface that parses its
-/// configuration for a program, so this reads the lines itself: `TYPE CONTROL MODULE [ARGS]`, `#` comments,
-/// `\` continued lines, `-TYPE`, `[value=action ...]` controls, `@include FILE`; at most 8 levels of inclusion
-/// and 64 KiB a file.
+/// written), a module it does not know names no factor, and a file it cannot read makes the answer "not
+/// known". libpam has no interface that parses its configuration for a program, so this reads the lines as
+/// libpam assembles them: the comment cut first (from `#`), trailing blanks dropped, then a `\` at the end
+/// joins the next line; `TYPE CONTROL MODULE [ARGS]`, `-TYPE`, `[value=action ...]` controls, `@include
+/// FILE`; a service with no auth line authenticates with `other`'s. At most 8 levels of inclusion, 64 KiB a file.
 public struct PAMStack: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
         public let control: String
@@ -23,6 +24,10 @@ public struct PAMStack: Sendable, Equatable {
     /// The service file read (`/etc/pam.d/vaultctl`, else `/usr/lib/pam.d/vaultctl`, else `other`'s).
     public let file: String
     public let auth: [Entry]
+    /// Where the auth lines come from when not from `file`: libpam uses `other`'s when the service has none.
+    public var authFrom: String? = nil
+    /// Files named (the service's, an inclusion) that could not be read: what they hold is not known here.
+    public var unreadable: [String] = []
 
     /// The factors, each once, in the order the stack names them.
     public var factors: [String] {
@@ -40,32 +45,61 @@ public struct PAMStack: Sendable, Equatable {
 
     /// The stack of `service`, from the first of `directories` that has it (libpam's order), or of `other`.
     public static func read(service: String = PAMGate.service, directories: [String] = ["/etc/pam.d", "/usr/lib/pam.d"]) -> PAMStack? {
-        for name in [service, "other"] {
-            for d in directories where access("\(d)/\(name)", F_OK) == 0 {
-                var auth: [Entry] = []
-                collect("\(d)/\(name)", directories: directories, depth: 0, into: &auth)
-                return PAMStack(file: "\(d)/\(name)", auth: auth)
-            }
+        func find(_ name: String) -> String? { directories.map { "\($0)/\(name)" }.first { access($0, F_OK) == 0 } }
+        guard let file = find(service) ?? find("other") else { return nil }
+        var auth: [Entry] = []
+        var unreadable: [String] = []
+        collect(file, directories: directories, depth: 0, into: &auth, unreadable: &unreadable)
+        var stack = PAMStack(file: file, auth: auth)
+        // A service with no auth line: libpam authenticates with `other`'s.
+        if auth.isEmpty, unreadable.isEmpty, let other = find("other"), other != file {
+            var otherAuth: [Entry] = []
+            collect(other, directories: directories, depth: 0, into: &otherAuth, unreadable: &unreadable)
+            stack = PAMStack(file: file, auth: otherAuth, authFrom: other)
         }
-        return nil
+        stack.unreadable = unreadable
+        return stack
     }
 
-    static func collect(_ path: String, directories: [String], depth: Int, into auth: inout [Entry]) {
-        guard depth < 8, let bytes = try? PolicyFileReader.read(path, maximumCount: 64 * 1024) else { return }
-        let text = String(decoding: bytes, as: UTF8.self).replacingBackslashNewlines()
-        for raw in text.split(separator: "\n") {
-            let line = raw.prefix { $0 != "#" }
-            let words = fields(String(line))
+    /// The lines as libpam assembles them.
+    static func logicalLines(_ text: String) -> [String] {
+        var lines: [String] = []
+        var current = ""
+        for physical in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            var line = String(physical.prefix { $0 != "#" })
+            while let last = line.last, last == " " || last == "\t" || last == "\r" { line.removeLast() }
+            if line.hasSuffix("\\") {
+                line.removeLast()
+                current += line + " "
+                continue
+            }
+            lines.append(current + line)
+            current = ""
+        }
+        if !current.isEmpty { lines.append(current) }
+        return lines
+    }
+
+    static func collect(_ path: String, directories: [String], depth: Int, into auth: inout [Entry], unreadable: inout [String]) {
+        guard depth < 8 else { return }
+        guard let bytes = try? PolicyFileReader.read(path, maximumCount: 64 * 1024), bytes.count <= 64 * 1024 else {
+            unreadable.append(path)
+            return
+        }
+        for line in logicalLines(String(decoding: bytes, as: UTF8.self)) {
+            let words = fields(line)
             guard let first = words.first else { continue }
             if first == "@include" {
-                if words.count > 1 { collect(resolve(words[1], in: directories), directories: directories, depth: depth + 1, into: &auth) }
+                if words.count > 1 {
+                    collect(resolve(words[1], in: directories), directories: directories, depth: depth + 1, into: &auth, unreadable: &unreadable)
+                }
                 continue
             }
             let type = first.hasPrefix("-") ? String(first.dropFirst()) : first
             guard type.lowercased() == "auth", words.count >= 3 else { continue }
             let control = words[1]
-            if control == "include" || control == "substack" {
-                collect(resolve(words[2], in: directories), directories: directories, depth: depth + 1, into: &auth)
+            if control.lowercased() == "include" || control.lowercased() == "substack" {
+                collect(resolve(words[2], in: directories), directories: directories, depth: depth + 1, into: &auth, unreadable: &unreadable)
                 continue
             }
             var module = String(words[2].split(separator: "/").last ?? "")
@@ -88,7 +122,6 @@ public struct PAMStack: Sendable, Equatable {
         for c in line {
             if c == "[" && current.isEmpty { bracket = true }
             if bracket {
-                // Spaces inside the brackets as one (a continued line leaves several).
                 if c == " " || c == "\t" || c == "\r" {
                     if current.last != " " { current.append(" ") }
                     continue
@@ -107,38 +140,26 @@ public struct PAMStack: Sendable, Equatable {
 
     /// One sentence: which factors the file names, and how (the controls as written).
     public var sentence: String {
-        guard !auth.isEmpty else { return "The PAM stack (\(file)) names no authentication module, so libpam lets nobody in." }
+        if !unreadable.isEmpty {
+            return "The PAM stack \(file) could not be read in full here (\(unreadable.joined(separator: ", "))), so what it asks for is not known."
+        }
+        let place = authFrom.map { "\(file), whose auth lines are \($0)'s," } ?? "\(file),"
+        guard !auth.isEmpty else { return "The PAM stack \(place) names no authentication module." }
         let named = auth.filter { $0.factor != nil }.map { "\($0.factor!) (\($0.module), \($0.control))" }
         if named.isEmpty {
-            return "The PAM stack (\(file)) names no password, fingerprint or security-key module vaultctl knows: \(auth.map(\.module).joined(separator: ", "))."
+            return "The PAM stack \(place) names no password, fingerprint or security-key module vaultctl knows: \(auth.map(\.module).joined(separator: ", "))."
         }
-        return "Reads are authenticated by the PAM stack \(file), which names: \(named.joined(separator: "; "))."
+        return "Reads are authenticated by the PAM stack \(place) which names: \(named.joined(separator: "; "))."
     }
 
     public var json: String {
         let entries = auth.map { e in
             "{\"module\":\(Self.quoted(e.module)),\"control\":\(Self.quoted(e.control)),\"factor\":\(e.factor.map(Self.quoted) ?? "null")}"
         }
-        return "{\"file\":\(Self.quoted(file)),\"factors\":[\(factors.map(Self.quoted).joined(separator: ","))],\"auth\":[\(entries.joined(separator: ","))]}"
+        let from = authFrom.map { ",\"authFrom\":\(Self.quoted($0))" } ?? ""
+        let lost = unreadable.isEmpty ? "" : ",\"unreadable\":[\(unreadable.map(Self.quoted).joined(separator: ","))]"
+        return "{\"file\":\(Self.quoted(file))\(from)\(lost),\"factors\":[\(factors.map(Self.quoted).joined(separator: ","))],\"auth\":[\(entries.joined(separator: ","))]}"
     }
 
     static func quoted(_ s: String) -> String { JSONEscaping.quoted(s) }
-}
-
-extension String {
-    /// Joins lines continued with a backslash at their end.
-    fileprivate func replacingBackslashNewlines() -> String {
-        var out = ""
-        var pendingBackslash = false
-        for c in self {
-            if pendingBackslash {
-                pendingBackslash = false
-                if c == "\n" { out.append(" "); continue }
-                out.append("\\")
-            }
-            if c == "\\" { pendingBackslash = true } else { out.append(c) }
-        }
-        if pendingBackslash { out.append("\\") }
-        return out
-    }
 }

@@ -45,7 +45,6 @@ import Testing
                   default=ignore] pam_unix.so   # the password
             AUTH required pam_something_else.so
             account required pam_permit.so
-            @include missing-file
             """)
         let stack = try #require(read())
         #expect(stack.auth == [
@@ -65,7 +64,31 @@ import Testing
         #expect(stack.file == "\(lib)/other")
         #expect(stack.factors.isEmpty && stack.auth.allSatisfy { $0.module == "pam_deny" } && stack.auth.count == 8, "\(stack.auth.count)")
         #expect(stack.sentence.contains("names no password, fingerprint or security-key module"), "\(stack.sentence)")
+        // A service with no auth line authenticates with other's, as libpam does.
         try write("\(etc)/vaultctl", "account required pam_permit.so\n")
-        #expect(read()?.sentence.contains("names no authentication module") == true)
+        let fallback = try #require(read())
+        #expect(fallback.authFrom == "\(lib)/other" && fallback.auth.first?.module == "pam_deny", "\(fallback)")
+        #expect(fallback.sentence.contains("whose auth lines are \(lib)/other's"), "\(fallback.sentence)")
+    }
+
+    /// libpam cuts the comment before it joins a continued line: a backslash at the end of a comment joins
+    /// nothing (a stack that looks like "fingerprint only" but lets anyone in must show pam_permit).
+    @Test func aCommentEndingInABackslashJoinsNothingAndAnUnreadableFileIsNotGuessed() throws {
+        try write("\(etc)/vaultctl", "# fingerprint only, one try \\\nauth sufficient pam_permit.so\nauth required pam_fprintd.so max-tries=1\n")
+        let stack = try #require(read())
+        #expect(stack.auth.map(\.module) == ["pam_permit", "pam_fprintd"], "\(stack.auth)")
+        // An inclusion that cannot be read: what the stack asks for is not known, and status says so.
+        try write("\(etc)/vaultctl", "@include \(etc)/secret\n")
+        try write("\(etc)/secret", "auth required pam_unix.so\n")
+        chmod("\(etc)/secret", 0o000)
+        defer { chmod("\(etc)/secret", 0o600) }
+        if getuid() != 0 {  // root reads it anyway
+            let unknown = try #require(read())
+            #expect(unknown.unreadable == ["\(etc)/secret"] && unknown.sentence.contains("is not known"), "\(unknown)")
+        }
+        try write("\(etc)/vaultctl", "@include \(etc)/folder\n")
+        try FileManager.default.createDirectory(atPath: "\(etc)/folder", withIntermediateDirectories: true)
+        let folder = try #require(read())
+        #expect(folder.unreadable == ["\(etc)/folder"] && folder.json.contains("\"unreadable\":"), "\(folder)")
     }
 }
