@@ -153,8 +153,10 @@ public struct Vault: Sendable {
     func readInOneRequest(_ name: SlotName) throws(VaultError) -> SecretBytes? {
         guard let slot = device as? GateSlot, let presence = gate as? GatePresence, slot.client === presence.client,
               try record.lookup(name) == .recorded(.device) else { return nil }
+        // Not under the change lock (never held across a prompt): the gate reads under its store's own lock, and
+        // a value moved meanwhile is "empty" here and found by the general path.
         do throws(VaultError) {
-            return try steadily { () throws(VaultError) -> SecretBytes in try slot.gatedRead(name) }
+            return try slot.gatedRead(name)
         } catch {
             if case .slot(.empty) = error { return nil }
             throw error
