@@ -124,7 +124,7 @@ PAMDIR ?= /etc/pam.d
 # The PAM stack vaultctl authenticates with (policy/pam.d/, docs in README "Presence"): password (your login's,
 # the default), fingerprint (pam_fprintd), security-key (pam_u2f) or password-and-key. `make install
 # PAM_STACK=NAME` puts that one in $(PAMDIR)/vaultctl; without it the password stack goes there only when no
-# stack is there, or the one there is the password stack of an earlier version: a stack root chose stays.
+# stack is there, or the one there is the password stack vaultctl ships: a stack root chose stays.
 PAM_STACK ?=
 PAM_STACKS = password fingerprint security-key password-and-key
 PAM_STACK_FILES = policy/pam.d/vaultctl $(foreach s,$(filter-out password,$(PAM_STACKS)),policy/pam.d/vaultctl-$(s))
@@ -157,15 +157,15 @@ install:
 	@# The PAM stack: the one asked for; else the password stack, unless root chose another.
 	@stack=$(or $(PAM_STACK),password); src=policy/pam.d/vaultctl$$([ $$stack = password ] || echo -$$stack); \
 	dest=$(DESTDIR)$(PAMDIR)/vaultctl; \
-	if [ -n "$(PAM_STACK)" ] || [ ! -e $$dest ] || cmp -s $$dest policy/pam.d/vaultctl; then \
-	  install -D -m 0644 $$src $$dest && echo "make install: $(PAMDIR)/vaultctl is the $$stack stack ($$src)"; \
+	if [ -n "$(PAM_STACK)" ] || [ ! -e "$$dest" ] || cmp -s "$$dest" policy/pam.d/vaultctl; then \
+	  install -D -m 0644 "$$src" "$$dest" && echo "make install: $(PAMDIR)/vaultctl is the $$stack stack ($$src)"; \
 	else \
 	  echo "make install: kept $(PAMDIR)/vaultctl, a stack chosen before (PAM_STACK=NAME replaces it: $(PAM_STACKS))"; \
 	fi
-	@if [ "$(PAM_STACK)" = fingerprint ] && ! ls /usr/lib/*/security/pam_fprintd.so >/dev/null 2>&1; then \
+	@if [ -z "$(DESTDIR)" ] && [ "$(PAM_STACK)" = fingerprint ] && ! ls /usr/lib/*/security/pam_fprintd.so /lib*/security/pam_fprintd.so >/dev/null 2>&1; then \
 	  echo "make install: pam_fprintd.so is not installed (Debian: libpam-fprintd), so this stack lets nobody read until it is"; fi
 	@case "$(PAM_STACK)" in *key) \
-	  ls /usr/lib/*/security/pam_u2f.so >/dev/null 2>&1 || echo "make install: pam_u2f.so is not installed (Debian: libpam-u2f), so this stack lets nobody read until it is"; \
+	  [ -n "$(DESTDIR)" ] || ls /usr/lib/*/security/pam_u2f.so /lib*/security/pam_u2f.so >/dev/null 2>&1 || echo "make install: pam_u2f.so is not installed (Debian: libpam-u2f), so this stack lets nobody read until it is"; \
 	  [ -s $(DESTDIR)$(CONFDIR)/u2f_mappings ] || echo "make install: enrol a key first: sudo sh -c 'pamu2fcfg -u USER >> $(CONFDIR)/u2f_mappings' (README, Presence)";; esac
 	install -D -m 0644 $(DIST)/vaultctl.1 $(DESTDIR)$(MANDIR)/man1/vaultctl.1
 	install -D -m 0644 $(DIST)/vaultctl.bash $(DESTDIR)$(BASHCOMPDIR)/vaultctl
