@@ -49,13 +49,14 @@ public enum Terminal {
         return s
     }
 
-    /// Prints `prompt` on the terminal and reads one line with echo off.
-    public static func ask(prompt: String, limit: Int) -> Answer {
+    /// Prints `prompt` on the terminal and reads one line, with echo off unless `echo` (PAM's echo-on
+    /// questions: "press ENTER", a user name).
+    public static func ask(prompt: String, limit: Int, echo: Bool = false) -> Answer {
         guard let device = open() else { return .unavailable }
         defer { device.close() }
         let fd = device.input
         var saved = termios()
-        let haveTermios = tcgetattr(fd, &saved) == 0
+        let haveTermios = !echo && tcgetattr(fd, &saved) == 0
         if haveTermios {
             // Ctrl-C (or a hangup, or kill) while echo is off must not leave the terminal silent.
             EchoRestore.arm(fd: fd, saved: saved)
@@ -102,6 +103,12 @@ enum EchoRestore {
             sigemptyset(&action.sa_mask)
             sigaction(s, &action, nil)
         }
+    }
+
+    /// Puts the terminal back as it was, if a prompt has echo off now (the authentication's deadline ends the
+    /// process from another thread, where no signal passes through the handler).
+    static func restoreNow() {
+        if fd >= 0 { _ = tcsetattr(fd, TCSANOW, &saved) }
     }
 
     static func disarm() {

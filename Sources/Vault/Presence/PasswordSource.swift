@@ -93,7 +93,7 @@ public enum PasswordSource: Sendable {
                 return .failure(.notAuthenticated("could not read standard input for --password-stdin (\(String(cString: strerror(e))))"))
             }
         case .terminal:
-            switch Terminal.ask(prompt: prompt, limit: PasswordSource.limit) {
+            switch Terminal.ask(prompt: prompt, limit: PasswordSource.limit, echo: echo) {
             case .line(let s): return .success(s)
             // Ctrl-D at the prompt is a cancel, as Ctrl-C is: not an empty password, not a failure.
             case .cancelled: return .failure(.notAuthenticated("cancelled at the password prompt"))
