@@ -114,12 +114,14 @@ dist:
 # `sudo make install` only copies what `make` made (and links git-credential-vaultctl, git's name for the
 # credential helper, to the binary) (it runs no compiler and no apt-get, and writes nothing
 # in the source tree). PREFIX and DESTDIR are honoured; the completion folders are the ones bash-completion,
-# zsh and fish search under PREFIX (override BASHCOMPDIR, ZSHCOMPDIR, FISHCOMPDIR, MANDIR, PAMDIR).
+# zsh and fish search under PREFIX (override BASHCOMPDIR, ZSHCOMPDIR, FISHCOMPDIR, MANDIR, PAMDIR). fish looks
+# under PREFIX only when XDG_DATA_DIRS names it, which a login shell after `su -`, ssh or a console does not
+# set: for any PREFIX but /usr its completion goes to /etc/fish/completions, which fish always searches.
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
-FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+FISHCOMPDIR ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/share/fish/vendor_completions.d,/etc/fish/completions)
 PAMDIR ?= /etc/pam.d
 # The PAM stack vaultctl authenticates with (policy/pam.d/, docs in README "Presence"): password (your login's,
 # the default), fingerprint (pam_fprintd), security-key (pam_u2f) or password-and-key. `make install

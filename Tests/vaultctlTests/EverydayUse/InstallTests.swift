@@ -148,11 +148,32 @@ struct InstallTests {
         try #require(made.status == 0, "\(made)")
         let install = Self.make(["install", "DIST=\(work)/dist", "DESTDIR=\(work)/root", "PREFIX=/opt/vc"])
         try #require(install.status == 0, "\(install)")
+        // fish's completion goes where fish always looks (it looks under a PREFIX only when XDG_DATA_DIRS says so).
         #expect(Self.files(under: "\(work)/root") == Self.installed.map {
-            $0.hasPrefix("/usr/") ? "/opt/vc" + $0.dropFirst(4) : $0
+            $0.hasSuffix("vaultctl.fish") ? "/etc/fish/completions/vaultctl.fish" : $0.hasPrefix("/usr/") ? "/opt/vc" + $0.dropFirst(4) : $0
         }.sorted())
         let uninstall = Self.make(["uninstall", "DESTDIR=\(work)/root", "PREFIX=/opt/vc"])
         #expect(uninstall.status == 0 && Self.files(under: "\(work)/root").isEmpty, "\(uninstall)")
+    }
+
+    /// The default PREFIX (/usr/local): fish, started as a login shell with no XDG_DATA_DIRS (after `su -`,
+    /// ssh, a console), finds the completion where it was installed, and completes vaultctl's commands.
+    @Test func fishFindsTheCompletionOfAUsrLocalInstallInALoginShell() throws {
+        let work = try Fixtures.makeFolder("fish")
+        try #require(Self.make(["dist", "BIN=\(Paths.vaultctl)", "DIST=\(work)/dist"]).status == 0)
+        let install = Self.make(["install", "DIST=\(work)/dist", "DESTDIR=\(work)/root"])
+        try #require(install.status == 0, "\(install)")
+        let installed = Self.files(under: "\(work)/root").filter { $0.hasSuffix("vaultctl.fish") }
+        #expect(installed == ["/etc/fish/completions/vaultctl.fish"], "\(installed)")
+        var env = Fixtures.baseEnvironment
+        env["XDG_DATA_DIRS"] = nil
+        env["HOME"] = work
+        let path = ProcessRunner.run(Paths.tool("fish"), ["--login", "-c", "printf '%s\\n' $fish_complete_path"], environment: env)
+        #expect(path.status == 0 && path.stdoutText.split(separator: "\n").contains("/etc/fish/completions"), "\(path)")
+        // The file there completes (fish reads it as it would from that folder).
+        let completes = ProcessRunner.run(Paths.tool("fish"), ["--no-config", "-c",
+            "set fish_complete_path \(work)/root/etc/fish/completions $fish_complete_path; complete -C 'vaultctl sta'"], environment: env)
+        #expect(completes.stdoutText.contains("status"), "\(completes)")
     }
 
     /// Without `make` first, install says so and copies nothing; it never builds (so `sudo make install`
