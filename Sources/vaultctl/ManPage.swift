@@ -127,7 +127,8 @@ enum ManPage {
     }
 
     /// `text` safe as roff input: backslashes and hyphens escaped, a line that would start with `.` or `'`
-    /// (a request) guarded by `\&`, non-ASCII characters as `\[uXXXX]` escapes.
+    /// (a request) guarded by `\&`, non-ASCII characters as `\[uXXXX]` escapes, but for the ellipsis, which
+    /// groff's ASCII device (`man` under LANG=C) has no glyph for: three dots.
     static func escape(_ text: String) -> String {
         var out = ""
         var atLineStart = true
@@ -137,6 +138,7 @@ enum ManPage {
             switch scalar {
             case "\\": out += "\\e"
             case "-": out += "\\-"
+            case "\u{2026}": out += "..."
             case _ where scalar.value > 0x7e:
                 let hex = String(scalar.value, radix: 16, uppercase: true)
                 out += "\\[u\(String(repeating: "0", count: max(0, 4 - hex.count)))\(hex)]"

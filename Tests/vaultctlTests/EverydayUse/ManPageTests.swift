@@ -28,6 +28,12 @@ struct ManPageTests {
                                       stdin: .bytes(r.stdout))
         #expect(groff.status == 0, "\(groff)")
         #expect(groff.stderr.isEmpty, "groff warned: \(groff.stderr)")
+        // As `man` renders it under LANG=C (the ASCII device) and in a UTF-8 terminal: no warning either.
+        for device in ["-Tascii", "-Tutf8"] {
+            let rendered = ProcessRunner.run(Paths.tool("groff"), ["-man", "-ww", "-z", device], environment: Fixtures.baseEnvironment,
+                                             stdin: .bytes(r.stdout))
+            #expect(rendered.status == 0 && rendered.stderr.isEmpty, "groff \(device) warned: \(rendered.stderr)")
+        }
         #expect(sb.wroteNothing)
     }
 
@@ -48,7 +54,9 @@ struct ManPageTests {
         try #require(names.count >= 15, "\(overview)")
         for name in names {
             let screen = try sb.vaultctl(["help"] + name.split(separator: " ").map(String.init))
-            let usage = screen.stdoutText.split(separator: "\n").first.map { String($0.dropFirst("Usage: ".count)) } ?? ""
+            // The page writes an ellipsis as three dots (the ASCII device has no glyph for it).
+            let usage = (screen.stdoutText.split(separator: "\n").first.map { String($0.dropFirst("Usage: ".count)) } ?? "")
+                .replacingOccurrences(of: "\u{2026}", with: "...")
             #expect(page.contains("       \(usage)\n"), "the page shows '\(usage)'")
             for line in screen.stdoutText.split(separator: "\n") where line.hasPrefix("  --") {
                 let option = String(line.dropFirst(2).prefix { $0 != " " })
@@ -94,6 +102,7 @@ struct ManPageTests {
 
     /// Table text that looks like roff (a leading dot, a backslash) stays text.
     @Test func escapesRoffInTableText() {
-        #expect(ManPage.escape(".SH X\n'br \\fB--x…") == "\\&.SH X\n\\&'br \\efB\\-\\-x\\[u2026]")
+        #expect(ManPage.escape(".SH X\n'br \\fB--x…") == "\\&.SH X\n\\&'br \\efB\\-\\-x...")
+        #expect(ManPage.escape("…\n×") == "...\n\\[u00D7]")
     }
 }
