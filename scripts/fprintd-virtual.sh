@@ -18,17 +18,10 @@ cmd=${1:?usage: fprintd-virtual.sh start|scan|stop DIR}
 dir=${2:?usage: fprintd-virtual.sh start|scan|stop DIR}
 python=/usr/bin/python3
 
+. "$(dirname "$0")/pids.sh"
 stop() {
   [ -f "$dir/pids" ] || return 0
-  while read -r pid; do kill "$pid" 2>/dev/null || true; done < "$dir/pids"
-  for _ in $(seq 50); do
-    alive=0
-    while read -r pid; do kill -0 "$pid" 2>/dev/null && alive=1; done < "$dir/pids"
-    [ "$alive" = 0 ] && break
-    sleep 0.05
-  done
-  while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done < "$dir/pids"
-  rm -f "$dir/pids"
+  stop_pids "$dir"
   umount /run/dbus 2>/dev/null || true
 }
 

@@ -12,17 +12,11 @@ set -euo pipefail
 cmd=${1:?usage: swtpm.sh start|stop DIR}
 dir=${2:?usage: swtpm.sh start|stop DIR}
 
+. "$(dirname "$0")/pids.sh"
 stop() {
   [ -f "$dir/pids" ] || return 0
-  while read -r pid; do kill "$pid" 2>/dev/null || true; done < "$dir/pids"
-  for _ in $(seq 50); do
-    alive=0
-    while read -r pid; do kill -0 "$pid" 2>/dev/null && alive=1; done < "$dir/pids"
-    [ "$alive" = 0 ] && break
-    sleep 0.05
-  done
-  while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done < "$dir/pids"
-  rm -f "$dir/pids" "$dir/sock" "$dir/sock.ctrl"
+  stop_pids "$dir"
+  rm -f "$dir/sock" "$dir/sock.ctrl"
 }
 
 if [ "$cmd" = stop ]; then stop; exit 0; fi
