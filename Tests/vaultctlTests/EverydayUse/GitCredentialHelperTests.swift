@@ -43,7 +43,7 @@ struct GitCredentialHelperTests {
         let reject = try git.credential("reject", Self.fields(host, password: token))
         #expect(reject.status == 0, "\(reject)")
         #expect(try sb.listed()[slot] == nil)
-        #expect(sb.askpassCalls == 3, "each erase compares after one PAM prompt")
+        #expect(sb.askpassCalls == 3, "each erase compares after one PAM prompt (git ignores a helper's failure: stale \(stale), reject \(reject))")
     }
 
     @Test func aFailedAuthenticationGivesGitNothing() throws {

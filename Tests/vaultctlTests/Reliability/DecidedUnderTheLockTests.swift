@@ -133,9 +133,12 @@ struct DecidedUnderTheLockTests {
     }
 
     /// A recovery code marked as written down is not replaced, and its mark is not cleared, by a generate
-    /// run against a state folder of the attacker's choosing.
+    /// run against a state folder of the attacker's choosing. On a keyring of its own: a generate that
+    /// went wrong would leave its code in the sync slot, where every sandbox on the shared keyring sees it.
     @Test func aWrittenDownRecoveryCodeKeepsItsMarkWhateverTheStateFolder() throws {
-        let sb = try Sandbox()
+        let keyring = try SecretServiceInstance.start(.unlocked)
+        defer { keyring.stop() }
+        let sb = try Sandbox(keyring)
         #expect(try sb.vaultctl(["recovery", "generate"]).status == 0)
         #expect(try sb.vaultctl(["recovery", "confirm-copied"]).status == 0)
         let code = try sb.vaultctl(["recovery", "show"])
@@ -155,8 +158,12 @@ struct DecidedUnderTheLockTests {
     /// A written-down device code sealed again (moved out and back) has another sealed form than the mark
     /// recorded: it may be the same code, so it is read after the password and compared, and replacing it
     /// still needs --replace.
+    /// On a keyring of its own: the code passes through the sync slot, where every sandbox on the shared
+    /// keyring would see it (and another test's generate would take it for its own and delete it).
     @Test func aWrittenDownCodeSealedAgainStillNeedsReplace() throws {
-        let sb = try Sandbox()
+        let keyring = try SecretServiceInstance.start(.unlocked)
+        defer { keyring.stop() }
+        let sb = try Sandbox(keyring)
         let generated = try sb.vaultctl(["recovery", "generate"])
         try #require(generated.status == 0, "\(generated)")
         let confirmed = try sb.vaultctl(["recovery", "confirm-copied"])
