@@ -12,7 +12,7 @@ SWIFT ?= swift
 BUILD_PACKAGES := libsodium-dev libpam0g-dev libsystemd-dev libgcrypt20-dev libtss2-dev pkg-config
 TEST_PACKAGES := libpam-wrapper gnome-keyring libsecret-tools dbus-daemon dbus libglib2.0-bin util-linux \
                  openssh-client openssh-server iproute2 groff-base man-db bash zsh fish git python3 xvfb xclip xsel wl-clipboard sway \
-                 python3-dbus python3-gi python3-cryptography keepassxc swtpm swtpm-tools tpm2-tools strace pamtester \
+                 python3-dbus python3-gi python3-cryptography keepassxc xdotool swtpm swtpm-tools tpm2-tools strace pamtester \
                  fprintd libpam-fprintd python3-dbusmock libpam-u2f
 DEBIAN_PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 # What `make demo` uses beyond the build: a private bus with gnome-keyring (gdbus checks it is up),

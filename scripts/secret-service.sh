@@ -13,7 +13,8 @@
 # 'keepassxc' runs KeePassXC headless (QT_QPA_PLATFORM=offscreen) with its Secret Service integration on a
 # new database (password PASSWORD, the root group exposed: collection /org/freedesktop/secrets/collection/db,
 # label 'vaultctl test'), access confirmation off;
-# 'keepassxc-confirm' the same with KeePassXC's default, confirmation on.
+# 'keepassxc-confirm' the same with KeePassXC's default, confirmation on. With KEEPASSXC_DISPLAY set (an X
+# display), KeePassXC shows its dialogs there instead of running with no screen.
 set -euo pipefail
 
 cmd=${1:?usage: secret-service.sh start|stop DIR [unlocked|no-default|bus-only] [PASSWORD]}
@@ -99,7 +100,10 @@ ShowNotification=false
 ConfirmAccessItem=$confirm
 ConfirmDeleteItem=false
 INI
-      printf '%s\n' "$password" | QT_QPA_PLATFORM=offscreen keepassxc --config "$dir/keepassxc.ini" \
+      # KEEPASSXC_DISPLAY (an X display, such as a test's Xvfb): KeePassXC shows its dialogs there, where a
+      # test can answer them (xdotool); otherwise it runs with no screen at all.
+      platform=offscreen; [ -n "${KEEPASSXC_DISPLAY:-}" ] && platform=xcb
+      printf '%s\n' "$password" | DISPLAY="${KEEPASSXC_DISPLAY:-}" QT_QPA_PLATFORM=$platform keepassxc --config "$dir/keepassxc.ini" \
         --localconfig "$dir/keepassxc-local.ini" --pw-stdin "$dir/db.kdbx" >"$dir/keyring.log" 2>&1 & ;;
     *)
       gnome-keyring-daemon --foreground --components=secrets </dev/null >"$dir/keyring.log" 2>&1 & ;;

@@ -52,7 +52,8 @@ extension Vault {
         let held = try steadily { () throws(VaultError) in try loadMode(name) }
         switch held {
         case .none: return true
-        case .mode(.sync, locked: true): throw .slot(.lockedValue(name))
+        // A provider that asks a person to allow access (KeePassXC) can ask after PAM, on a desktop.
+        case .mode(.sync, locked: true) where !sync.canAskToUnlock: throw .slot(.lockedValue(name))
         case .mode, .unknown, .conflicting: break
         }
         if try changeGates().delete {

@@ -32,7 +32,9 @@ extension Vault {
         // Pointing the record at the target slot when it names another (or none) changes which copy reads
         // serve, should the other slot hold one this process cannot see: that is a move, asked for as one.
         if source != target || recorded != .recorded(target) {
-            if locked && source != target {
+            // A locked value is refused before the prompt, unless its slot can ask a person to unlock it (the
+            // provider's own prompt on a desktop, after PAM), as a read does.
+            if locked && source != target && !slot(source).canAskToUnlock {
                 throw .slot(.lockedValue(name))
             }
             // The prompt comes before the change lock, so a slow answer holds up no other store.
@@ -93,7 +95,7 @@ extension Vault {
         }
         // The value is elsewhere than it was when the person was asked: moving it needs a move's prompt.
         guard case .move = authorized else { throw .changedMeanwhile(name) }
-        if locked {
+        if locked && !slot(source).canAskToUnlock {
             throw .slot(.lockedValue(name))
         }
         let value: SecretBytes

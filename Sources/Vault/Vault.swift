@@ -210,7 +210,7 @@ public struct Vault: Sendable {
         try record.checkLock()
         // Ask the sync slot first, so a locked keyring refuses the delete before anything is removed.
         let inSync = sync.holding(name)
-        if case .holds(locked: true) = inSync {
+        if case .holds(locked: true) = inSync, !sync.canAskToUnlock {
             throw .slot(.lockedValue(name))
         }
         // Reads look in the recorded slot first, then in the other one: the copies are removed in the

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 /// vaultctl against KeePassXC, the other common Secret Service provider, run headless on a database of the
@@ -41,6 +44,26 @@ struct KeePassXCTests {
         }
     }
 
+    /// Storing over a value completes unattended with access confirmation off (issue 25, point 4): KeePassXC
+    /// asks the person to confirm a `CreateItem` that replaces an item even then, so vaultctl replaces the
+    /// secret of the item there (`Item.SetSecret`). One item stays, with the new value.
+    @Test func storeOverAValueCompletesWithoutADialog() throws {
+        try keepassxc { _, sb in
+            let name = sb.uniqueSlot("kpxc-over")
+            try sb.store(name, Array("the first value".utf8), mode: "sync")
+            let over = try sb.vaultctl(["store", name, "--mode", "sync"], stdin: .text("the second value"))
+            #expect(over.status == 0, "\(over)")
+            #expect(over.elapsed < Self.bound)
+            #expect(!over.stderr.contains("prompt"), "no prompt was shown or waited for: \(over.stderr)")
+            #expect(sb.secretToolLookup(name).stdoutText == "the second value")
+            let read = try sb.read(name)
+            #expect(read.status == 0 && read.stdoutText == "the second value", "\(read)")
+            let items = sb.secretTool(["search", "--all", "xdg:schema", "org.vaultctl.Slot", "slot", name])
+            let headers = (items.stdoutText + "\n" + items.stderr).split(separator: "\n").filter { $0.hasPrefix("[/") }
+            #expect(headers.count == 1, "one item, replaced in place: \(items)")
+        }
+    }
+
     /// With "confirm access" on, an item is locked until the person allows vaultctl. Status says where it
     /// is; headless, read refuses before the password prompt; with a display nobody answers here, so read
     /// gives up after the bound and dismisses KeePassXC's dialog.
@@ -64,6 +87,40 @@ struct KeePassXCTests {
         }
     }
 
+    /// With "confirm access" on, delete and move of a sync value run KeePassXC's access dialog after PAM, as a
+    /// read does, and go through once the person allows it (issue 25, point 5); the dialog is on a display of
+    /// the test's own, and the test answers it (xdotool presses Return on it: "Allow Selected"). Headless,
+    /// both refuse before the password prompt and say what the provider asks.
+    @Test func withAccessConfirmationDeleteAndMoveRunTheProvidersDialog() throws {
+        let x = try VirtualX11()
+        let provider = try SecretServiceInstance.start(.keepassxcConfirm, display: x.display)
+        defer { provider.stop() }
+        let sb = try Sandbox(provider)
+        let onScreen = ["DISPLAY": x.display, "VAULTCTL_PROMPT_SECONDS": "20"]
+
+        let gone = sb.uniqueSlot("kpxc-delete")
+        try sb.store(gone, TestData.textSecret(gone), mode: "sync")
+        let headless = try sb.vaultctlCounted(["delete", gone])
+        #expect(headless.status == 69 && headless.stderr.contains("asks you to confirm"), "\(headless)")
+        #expect(sb.askpassCalls == 0, "refused before the password prompt")
+        let answered = AccessDialog.answer(on: x.display, times: 1)
+        let delete = try sb.vaultctl(["delete", gone], overriding: onScreen)
+        #expect(answered.wait() == 1, "the dialog was shown and answered")
+        #expect(delete.status == 0, "\(delete)")
+        #expect(try sb.vaultctl(["status", gone]).stdoutText.hasPrefix("none:"))
+
+        let moved = sb.uniqueSlot("kpxc-move")
+        let secret = TestData.textSecret(moved)
+        try sb.store(moved, secret, mode: "sync")
+        let dialogs = AccessDialog.answer(on: x.display, times: 2)
+        let move = try sb.vaultctl(["move", moved, "--to", "device"], overriding: onScreen)
+        #expect(dialogs.answered >= 1, "the move's read of the sync copy ran the dialog")
+        #expect(move.status == 0, "\(move)")
+        let read = try sb.read(moved)
+        #expect(read.status == 0 && read.stdout == secret, "\(read)")
+        #expect(try sb.listed()[moved] == ["device"], "the KeePassXC copy went with the move")
+    }
+
     /// `lock` locks KeePassXC's database through the Secret Service and says so.
     @Test func lockLocksTheDatabase() throws {
         try keepassxc { provider, sb in
@@ -78,4 +135,47 @@ struct KeePassXCTests {
             #expect(locked.stdoutText.contains("true"), "\(locked)")
         }
     }
+}
+
+/// A person at KeePassXC's access dialog ("KeePassXC - Access Request"), on a test's X display: presses Return
+/// (its default button, "Allow Selected") on each of `times` dialogs as it appears, each within 20 s.
+final class AccessDialog: @unchecked Sendable {
+    private let pid: pid_t
+    private let folder: String
+
+    private init(pid: pid_t, folder: String) {
+        self.pid = pid
+        self.folder = folder
+    }
+
+    static func answer(on display: String, times: Int) -> AccessDialog {
+        let folder = (try? Fixtures.makeFolder("dialog")) ?? "/tmp"
+        let script = """
+            n=0
+            while [ $n -lt \(times) ]; do
+              w=$(timeout 20 xdotool search --sync --onlyvisible --name 'Access Request' | head -n 1) || break
+              [ -n "$w" ] || break
+              sleep 0.3
+              n=$((n+1)); echo $n > '\(folder)/answered'
+              xdotool windowfocus --sync "$w" key Return || break
+              i=0; while [ $i -lt 100 ] && xdotool search --onlyvisible --name 'Access Request' >/dev/null 2>&1; do sleep 0.1; i=$((i+1)); done
+            done
+            """
+        let start = ProcessRunner.run(Paths.tool("sh"), ["-c", "DISPLAY='\(display)' timeout 60 sh -c '\(script.replacingOccurrences(of: "'", with: "'\\''"))' >/dev/null 2>&1 </dev/null & echo $!"],
+                                      environment: Fixtures.baseEnvironment)
+        return AccessDialog(pid: pid_t(start.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, folder: folder)
+    }
+
+    /// How many dialogs were answered so far (counted as the key is pressed).
+    var answered: Int {
+        Int(FileText.read("\(folder)/answered")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+    }
+
+    /// How many dialogs were answered, once the helper is done (at most its own bound).
+    func wait() -> Int {
+        for _ in 0..<600 where pid > 0 && kill(pid, 0) == 0 { usleep(100_000) }
+        return answered
+    }
+
+    deinit { if pid > 0 { kill(pid, SIGTERM) } }
 }

@@ -45,7 +45,7 @@ struct SecretServicePromptTests {
                                         overriding: ["DISPLAY": ":97", "VAULTCTL_PROMPT_SECONDS": "2"])
             #expect(store.status == 69, "\(store)")
             #expect(store.stderr.contains("answer it on your screen (vaultctl waits up to 2 s)"), "\(store.stderr)")
-            #expect(store.stderr.contains("nobody answered the provider's prompt to store slot"), "\(store.stderr)")
+            #expect(store.stderr.contains("nobody answered the provider's prompt to store the item 'vaultctl: "), "\(store.stderr)")
             #expect(store.elapsed >= .seconds(2) && store.elapsed < Self.bound, "\(store.elapsed)")
             #expect(provider.providerEvents.contains("dismissed"), "\(provider.providerEvents)")
         }
@@ -64,7 +64,9 @@ struct SecretServicePromptTests {
         try scripted(.scriptedItemLockedAllow) { provider, sb in
             let read = try sb.vaultctl(["read", sb.uniqueSlot("allowed")], overriding: ["DISPLAY": ":97", "VAULTCTL_PROMPT_SECONDS": "5"])
             #expect(read.status == 0 && read.stdoutText == "allowed-secret", "\(read)")
-            #expect(read.stderr.contains("answer it on your screen"), "\(read.stderr)")
+            // Its prompt completed at once: nobody is sent to look for a dialog that never showed (issue 25,
+            // point 7); a prompt that waits for a person is announced (withADisplayItSaysWhatToAnswer...).
+            #expect(!read.stderr.contains("answer it on your screen"), "\(read.stderr)")
             #expect(provider.providerEvents.contains("prompted") && provider.providerEvents.contains("secret"), "\(provider.providerEvents)")
         }
     }

@@ -388,7 +388,7 @@ final class SecretServiceClient {
         }
     }
 
-    static let lockedCollection = SlotError.locked("a Secret Service collection is locked, so vaultctl cannot tell what it holds; unlock your keyring (for example by logging in to the desktop) and try again")
+    static let lockedCollection = SlotError.locked("a Secret Service collection is locked, so vaultctl cannot tell what it holds; unlock it and try again (gnome-keyring unlocks at your desktop login; KeePassXC when you open its database)")
 
     /// What the last `items(slot:)` of this process found for `name`, or a new search: for words about a
     /// place (status asks where a value is right after asking whether it is there), never for a decision.
@@ -495,36 +495,72 @@ final class SecretServiceClient {
     func store(_ secret: SecretBytes, attributes: [(String, String)], label: String) throws(Failure) {
         lastFound = nil
         let collection = try defaultCollection()
-        var calls = [Self.lockedProperty(collection)]
+        // The slot's items ride along with the collection's lock state: one trip, as before.
+        var calls = [Self.lockedProperty(collection), Self.search(attributes)]
         let exchange = session == nil ? try Self.newExchange() : nil
         if let exchange {
             calls.append(Self.openSession(exchange))
         }
         let replies = try callAll(calls)
-        if try Self.lockedState(replies[0]),
-           try !unlock([collection], purpose: "unlock the default collection to store an item in it (it is locked)").contains(collection) {
-            throw .slot(.locked("the default collection is locked; unlock your keyring (for example by logging in to the desktop) and try again"))
+        var collectionWasLocked = false
+        if try Self.lockedState(replies[0]) {
+            collectionWasLocked = true
+            if try !unlock([collection], purpose: "unlock the default collection to store an item in it (it is locked)").contains(collection) {
+                throw .slot(.locked("the default collection is locked; unlock it and try again (gnome-keyring unlocks at your desktop login; KeePassXC when you open its database)"))
+            }
         }
-        if let exchange { try finishSession(replies[1], exchange) }
+        if let exchange { try finishSession(replies[2], exchange) }
         let session = try ensureSession()
-        let (parameters, value) = session.key.encrypt(secret)
-        // text/plain only for text (what secret-tool stores and other clients show); anything else is bytes.
-        // Checked in place: no `String` ever holds the secret.
-        let contentType = secret.withUnsafeBytes { UTF8Validation.isValid($0, allowingNUL: false) } ? "text/plain" : "application/octet-stream"
+        let wire = Self.secretStructure(secret, session: session)
+        // A value of this slot already in the default collection is replaced in place (`Item.SetSecret`):
+        // KeePassXC asks the person to confirm a `CreateItem` that replaces an item, even with its access
+        // confirmation off, and takes `SetSecret` as it is. The newest copy, the one a read serves. An item
+        // the provider keeps locked (KeePassXC's "confirm access"), or a search made while the collection
+        // was locked, goes the `CreateItem` way, whose prompt asks the person.
+        if !collectionWasLocked, let v = try? Self.values(replies[1]), v.count == 2, let unlocked = v[0].objectPaths,
+           case let ours = unlocked.filter({ Self.parent(of: $0) == collection }), !ours.isEmpty,
+           let item = try newest(ours.map { Item(path: $0, locked: false) }) {
+            if try setSecret(wire, of: item.path) { return }
+        }
         let properties = DBusValue.array(element: "{sv}", [
             .dictEntry(.string("org.freedesktop.Secret.Item.Label"), .variant(.string(label))),
             .dictEntry(.string("org.freedesktop.Secret.Item.Attributes"), .variant(.stringDictionary(attributes))),
         ])
-        let wire = DBusValue.structure([.objectPath(session.path), .bytes(parameters), .bytes(value), .string(contentType)])
         let v = try call(Self.method(collection, Self.collectionInterface, "CreateItem", [properties, wire, .boolean(true)]))
         guard v.count == 2, v[0].objectPath != nil, let prompt = v[1].objectPath else {
             throw .bus(.protocolError("the provider answered CreateItem with something else"))
         }
         guard prompt != "/" else { return }
-        let created = try runPrompt(prompt, purpose: "store slot '\(SlotErrorText.oneLine(label, limit: 140))'")
+        let created = try runPrompt(prompt, purpose: "store the item '\(SlotErrorText.oneLine(label, limit: 140))'")
         guard let item = created.objectPath, item != "/" else {
             throw .slot(.serviceUnavailable("the provider's prompt completed without the item it was to create"))
         }
+    }
+
+    /// Sets the secret of the item at `item` (`Item.SetSecret`); false when the item is gone (deleted
+    /// meanwhile), so the caller creates one.
+    private func setSecret(_ wire: DBusValue, of item: String) throws(Failure) -> Bool {
+        do {
+            _ = try call(Self.method(item, Self.itemInterface, "SetSecret", [wire]))
+        } catch {
+            if case .bus(.remote(let name, _)) = error, Self.isGone(name) { return false }
+            throw error
+        }
+        return true
+    }
+
+    /// The Secret Service's secret structure for `secret`, encrypted for `session`. text/plain only for text
+    /// (what secret-tool stores and other clients show); anything else is bytes. Checked in place: no
+    /// `String` ever holds the secret.
+    private static func secretStructure(_ secret: SecretBytes, session: (path: String, key: SessionKey)) -> DBusValue {
+        let (parameters, value) = session.key.encrypt(secret)
+        let contentType = secret.withUnsafeBytes { UTF8Validation.isValid($0, allowingNUL: false) } ? "text/plain" : "application/octet-stream"
+        return .structure([.objectPath(session.path), .bytes(parameters), .bytes(value), .string(contentType)])
+    }
+
+    /// The object that holds `path` (an item's collection): providers name items below their collection.
+    private static func parent(of path: String) -> String {
+        String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
     }
 
     /// Deletes the items at `paths` (one trip for all of them). One already gone counts as deleted.
@@ -623,7 +659,7 @@ final class SecretServiceClient {
     }
 
     /// Runs the provider's prompt at `path` the Secret Service way (`Prompt.Prompt`, then its `Completed`
-    /// signal) and returns the signal's result; `purpose` says what it asks ("store slot 'x'").
+    /// signal) and returns the signal's result; `purpose` says what it asks ("store the item 'vaultctl: x'").
     ///
     /// Without a graphical session it waits only briefly: a prompt that needs no person (KeePassXC's prompt for
     /// a new item) completes at once, and one that needs a person cannot be answered here. With one, it first
@@ -633,15 +669,16 @@ final class SecretServiceClient {
         let graphical = Self.hasGraphicalSession
         let seconds = graphical ? Self.promptSeconds : 2
         if promptDeadline == nil { promptDeadline = Deadline(secondsFromNow: seconds) }
-        if graphical {
-            Self.promptNotice("The Secret Service provider shows a prompt to \(purpose); answer it on your screen (vaultctl waits up to \(Int(seconds)) s).")
-        }
+        // Said only when the prompt does not complete at once: KeePassXC answers many calls with a prompt that
+        // completes without showing anything, and the person must not look for a dialog that never comes.
+        let notice = { Self.promptNotice("The Secret Service provider shows a prompt to \(purpose); answer it on your screen (vaultctl waits up to \(Int(seconds)) s).") }
         let completed: [DBusValue]?
         do {
             completed = try bus.callAwaitingSignal(BusCall(path, Self.promptInterface, "Prompt", [.string("")]),
                                                    destination: Self.destination, path: path,
                                                    interface: Self.promptInterface, member: "Completed",
-                                                   waitDeadline: promptDeadline!)
+                                                   waitDeadline: promptDeadline!,
+                                                   slowAnswer: graphical ? (Deadline(secondsFromNow: 0.5), notice) : nil)
         } catch {
             throw .bus(error)
         }

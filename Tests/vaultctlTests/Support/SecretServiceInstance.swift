@@ -62,12 +62,14 @@ final class SecretServiceInstance: Sendable {
         self.busAddress = busAddress
     }
 
-    /// Starts a bus (and provider) in a new folder under the suite's temporary root.
-    static func start(_ kind: Kind) throws -> SecretServiceInstance {
+    /// Starts a bus (and provider) in a new folder under the suite's temporary root. `display`: an X display
+    /// where KeePassXC shows its dialogs (for a test to answer them), instead of none.
+    static func start(_ kind: Kind, display: String? = nil) throws -> SecretServiceInstance {
         let folder = try Fixtures.makeFolder("kr")
         var args = ["start", folder, kind.rawValue]
         if kind == .unlocked || kind == .keepassxc || kind == .keepassxcConfirm { args.append(keyringPassword) }
-        let result = ProcessRunner.run(Paths.secretServiceScript, args, environment: Fixtures.baseEnvironment)
+        let startEnvironment = Fixtures.baseEnvironment.merging(display.map { ["KEEPASSXC_DISPLAY": $0] } ?? [:]) { $1 }
+        let result = ProcessRunner.run(Paths.secretServiceScript, args, environment: startEnvironment)
         guard result.status == 0 else {
             _ = ProcessRunner.run(Paths.secretServiceScript, ["stop", folder], environment: Fixtures.baseEnvironment)
             throw SetupError(description: "scripts/secret-service.sh start \(kind.rawValue) failed: \(result)")

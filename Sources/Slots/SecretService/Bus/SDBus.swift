@@ -120,7 +120,7 @@ final class BusConnection {
     /// signal cannot slip past. An error reply to the call is thrown as `.remote`; a signal that cannot be
     /// read as `.protocolError`.
     func callAwaitingSignal(_ call: BusCall, destination: String, path: String, interface: String, member: String,
-                            waitDeadline: Deadline) throws(DBusError) -> [DBusValue]? {
+                            waitDeadline: Deadline, slowAnswer: (after: Deadline, say: () -> Void)? = nil) throws(DBusError) -> [DBusValue]? {
         let owner = try callAll([BusCall("/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [.string(destination)])],
                                 destination: "org.freedesktop.DBus", deadline: waitDeadline)[0]
         guard case .success(let v) = owner, let sender = v.first?.string else {
@@ -139,9 +139,19 @@ final class BusConnection {
         if case .failure(let error) = try callAll([call], destination: destination, deadline: waitDeadline)[0] {
             throw error
         }
+        var slow = slowAnswer
         while signal.answered == 0 {
-            let left = waitDeadline.remainingMicroseconds
+            var left = waitDeadline.remainingMicroseconds
             if left == 0 { return nil }
+            if let s = slow {
+                // Said once, when the answer is slow to come (a prompt that needs a person), never before.
+                if s.after.remainingMicroseconds == 0 {
+                    s.say()
+                    slow = nil
+                } else {
+                    left = min(left, s.after.remainingMicroseconds)
+                }
+            }
             let processed = sd.sd_bus_process(bus, nil)
             if processed > 0 { continue }
             if processed < 0 { throw failure(processed) }
