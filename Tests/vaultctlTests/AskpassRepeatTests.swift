@@ -51,6 +51,13 @@ struct AskpassRepeatTests {
         #expect(Self.lines(statuses) == ["0", "0", "0", "0", "75"], "\(Self.lines(statuses)); \(r.stderr)")
         #expect(sb.askpassCalls == 4, "four PAM prompts, none while blocked")
         #expect(r.stderr.contains("was not accepted"), "vaultctl says why it counted: \(r.stderr)")
+        // Each delivery counted as not accepted has a line of its own (issue 25, point 12), and status says
+        // the last one was not accepted (in --json: "accepted": false; null when vaultctl cannot know).
+        let askpassLines = sb.auditFileLines.filter { $0.contains(#""command":"askpass""#) }
+        #expect(askpassLines.filter { $0.contains(#""result":"rejected""#) }.count == 3, "the three counted: \(askpassLines)")
+        let status = try sb.vaultctl(["status", name])
+        #expect(status.stdoutText.contains("and not accepted"), "\(status)")
+        #expect(try sb.vaultctl(["status", name, "--json"]).stdoutText.contains(#""accepted":false"#))
         let blocked = try sb.vaultctlCounted(["read", name])
         #expect(blocked.status == 75, "the block holds for every gated command: \(blocked)")
         let record = FileText.read("\(sb.stateFolder)/askpass-last.json") ?? ""
@@ -71,6 +78,8 @@ struct AskpassRepeatTests {
         #expect(r.status == 0, "\(r)")
         #expect(sb.askpassCalls == 6)
         #expect(try sb.vaultctlCounted(["read", name]).status == 0, "nothing counted")
+        let status = try sb.vaultctl(["status", name, "--json"])
+        #expect(status.stdoutText.contains(#""accepted":null"#), "vaultctl cannot know it was accepted: \(status)")
     }
 
     /// Different asking processes with the same prompt are not counted: each run of the consumer is a new
@@ -110,6 +119,8 @@ struct AskpassRepeatTests {
         #expect(sb.prompts.count == 4, "Enter, Bad, then two repeats before the block: \(sb.prompts)")
         #expect(r.stderr.contains("Too many failed attempts") || r.stderr.contains("too many failures"), "\(r.stderr)")
         let log = sb.auditFileLines.filter { $0.contains(#""command":"askpass""#) }
-        #expect(log.count == 5, "\(log)")
+        // Five requests (four delivered, the fifth blocked) and a "rejected" line for each delivery the
+        // program came back for: the three that counted.
+        #expect(log.count == 8 && log.filter { $0.contains(#""result":"rejected""#) }.count == 3, "\(log)")
     }
 }

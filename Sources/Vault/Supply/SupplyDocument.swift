@@ -47,9 +47,10 @@ extension SupplyState.LastSupply: JSONDocument {
         let fields = try JSONFields(json, "a last supply")
         time = try fields.required("time", \.doubleValue)
         origin = try fields.required("origin", \.stringValue)
+        rejected = try fields.optional("rejected", \.boolValue) ?? false
     }
 
     var json: JSONValue {
-        .object(["time": JSONValue(time), "origin": .string(origin)])
+        .object(dropping: ["time": JSONValue(time), "origin": .string(origin), "rejected": rejected ? .bool(true) : nil])
     }
 }

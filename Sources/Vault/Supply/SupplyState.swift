@@ -9,6 +9,9 @@ public struct SupplyState: Sendable {
     public struct LastSupply: Sendable, Equatable {
         public var time: Double
         public var origin: String
+        /// The program it went to came back for it (an askpass repeat): it was not accepted, and counted as
+        /// a failed attempt.
+        public var rejected: Bool = false
     }
 
     let file: StateFile<Document>
@@ -33,6 +36,12 @@ public struct SupplyState: Sendable {
 
     public func recordSupply(_ name: SlotName, time: Double, origin: String) throws(VaultError) {
         try file.update { doc in doc.slots[name.rawValue, default: Entry()].lastSupply = LastSupply(time: time, origin: origin) }
+    }
+
+    /// Marks the last supply of `name` as not accepted by the program it went to (it asked again).
+    public func markLastSupplyRejected(_ name: SlotName) throws(VaultError) {
+        guard try file.load().slots[name.rawValue]?.lastSupply != nil else { return }
+        try file.update { doc in doc.slots[name.rawValue]?.lastSupply?.rejected = true }
     }
 
     /// Forgets a slot (when it is deleted).

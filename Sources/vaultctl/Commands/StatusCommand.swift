@@ -20,7 +20,7 @@ enum StatusCommand {
         let last = try? supply?.lastSupply(name)
         if args.has("json") {
             let lastJSON = last.flatMap { $0 }.flatMap { $0 }.map {
-                "{\"time\":\(JSON.string(TimeText.iso8601($0.time))),\"origin\":\(JSON.string($0.origin))}"
+                "{\"time\":\(JSON.string(TimeText.iso8601($0.time))),\"origin\":\(JSON.string($0.origin)),\"accepted\":\($0.rejected ? "false" : "null")}"
             } ?? "null"
             // What the PAM stack a read goes through names (as its file says): a password, a finger, a key.
             let pam = PAMStack.read()?.json ?? "null"
@@ -30,7 +30,11 @@ enum StatusCommand {
         } else {
             var line = "\(status.state.rawValue): \(status.message)"
             if allowed { line += " It may be supplied to other programs." }
-            if let l = last.flatMap({ $0 }).flatMap({ $0 }) { line += " Last supplied \(TimeText.iso8601(l.time)) (\(l.origin))." }
+            if let l = last.flatMap({ $0 }).flatMap({ $0 }) {
+                line += l.rejected
+                    ? " Last supplied \(TimeText.iso8601(l.time)) (\(l.origin)), and not accepted: the program came back for it, which counted as a failed attempt."
+                    : " Last supplied \(TimeText.iso8601(l.time)) (\(l.origin))."
+            }
             Output.out(line + "\n")
         }
     }

@@ -51,6 +51,14 @@ enum SupplyCommand {
             if try repeats.isRepeat(request) {
                 Output.message("the program asking came back with the same request, so the secret it was given last time was not accepted; counted as a failed attempt.")
                 try context.failureCount().recordFailure()
+                // The earlier delivery's line said "ok" (as far as vaultctl could see then): this one says what
+                // became of it, and status no longer calls it simply "last supplied".
+                try? context.supplyState().markLastSupplyRejected(name)
+                let line = AuditEntry(time: TimeText.iso8601(context.clock.now()), command: CommandKind.askpass.rawValue,
+                                      slot: name.rawValue, origin: (try? context.origin().description) ?? "unknown origin",
+                                      result: "rejected",
+                                      reason: "the program asking came back with the same request: the secret it was given last time was not accepted")
+                do throws(VaultError) { try context.audit.append(line) } catch { throw ErrorReport.auditFailure(error) }
             }
         } catch let e as CommandFailure { throw e } catch { throw ErrorReport.unexpected(error) }
         try run(name, args, context, reason: reason, askpass: true) { (secret) throws(VaultError) -> String? in
