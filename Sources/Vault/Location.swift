@@ -195,7 +195,10 @@ extension Vault {
         case DeviceKeyBinding.tpm2.rawValue:
             return "Its key is sealed by this machine's TPM: it cannot be unsealed on any other machine, even from a copy of the state folder."
         default:
-            return "Its key is bound to this machine's id (/etc/machine-id): a restored backup does not open elsewhere, but a deliberate copy of the state folder to a machine with the same id does; 'vaultctl device-key seal' moves it under a TPM, after which no copy opens elsewhere."
+            // `device-key seal` is offered only where a TPM can be opened (naming it costs an access() check).
+            let seal = TPMChoice.fromEnvironment() != nil
+                ? "; 'vaultctl device-key seal' moves it under this machine's TPM, after which no copy opens elsewhere" : ""
+            return "Its key is bound to this machine's id (/etc/machine-id): a restored backup does not open elsewhere, but a deliberate copy of the state folder to a machine with the same id does\(seal)."
         }
     }
 

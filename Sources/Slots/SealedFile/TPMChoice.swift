@@ -16,8 +16,20 @@ public struct TPMChoice: Sendable, Equatable {
     }
 
     public static let variable = "VAULTCTL_TPM2_TCTI"
-    /// Why there is no TPM, in words for messages.
-    public static let noneReason = "no TPM is configured here (\(variable) is unset or 'none', and \(kernelDevice) cannot be opened)"
+    /// Why there is no TPM, in words for messages: none named, none on this machine, or one this user may
+    /// not open (on Debian `/dev/tpmrm0` is `root:tss 0660`), with what would let them.
+    public static var noneReason: String {
+        if let value = getenv(variable).map({ String(cString: $0) }), value == "none" {
+            return "\(variable) is 'none', which says not to use a TPM"
+        }
+        var st = stat()
+        guard stat(kernelDevice, &st) == 0 else {
+            return "this machine shows no TPM (\(kernelDevice) is not there, and \(variable) names none)"
+        }
+        let group = getgrgid(st.st_gid).flatMap { $0.pointee.gr_name.map { String(cString: $0) } } ?? "gid \(st.st_gid)"
+        let mode = String(st.st_mode & 0o777, radix: 8)
+        return "this machine has a TPM, but you may not open \(kernelDevice) (owner uid \(st.st_uid), group '\(group)', mode \(mode)); a member of the group '\(group)' may ('sudo usermod -aG \(group) YOU', then log in again), and that lets every program you run use the TPM, so it is a choice for the machine's owner"
+    }
     public static let kernelDevice = "/dev/tpmrm0"
 
     /// The TPM this environment names, or nil. Looks at no TPM (only whether the device node opens for

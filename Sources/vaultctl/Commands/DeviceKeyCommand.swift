@@ -53,11 +53,11 @@ enum DeviceKeyCommand {
             } else if tpm != nil {
                 message += " A TPM is available (\(tpm!.tcti)): 'vaultctl device-key seal' moves the key under it."
             } else {
-                message += " There is no TPM to move it under: \(TPMChoice.noneReason)."
+                message += " It cannot be moved under a TPM here: \(TPMChoice.noneReason)."
             }
         case nil:
             message = tpm.map { "No device key yet; the first device-slot store will seal one by the TPM (\($0.tcti))." }
-                ?? "No device key yet; with no TPM available here, the first device-slot store will bind one to the machine id."
+                ?? "No device key yet; the first device-slot store will bind one to the machine id, since vaultctl cannot use a TPM here: \(TPMChoice.noneReason)."
         }
         let pam = PAMStack.read()
         if let pam { message += " " + pam.sentence }
