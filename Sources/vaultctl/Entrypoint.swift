@@ -58,9 +58,19 @@ enum Entrypoint {
         }
         let context = Context(passwordFromStandardInput: passwordFromStandardInput)
         if command.kind.looksAtVault { context.startGateEarly() }
+        // Ctrl-C says "cancelled" and, for an audited command, leaves a line saying so.
+        var cancelled: [UInt8]?
+        if command.kind.isAudited {
+            var line = entry(command.kind, parsed, context, result: "cancelled", reason: "cancelled with Ctrl-C (SIGINT) before it ended")
+            line.time = Interruption.placeholderTime
+            cancelled = AuditLog.line(line)
+        }
+        Interruption.install(auditLine: cancelled, logPath: context.audit.path)
+        defer { Interruption.uninstall() }
         if command.kind.isAudited {
             // A secret leaves only after its line is in the log: checked by writing it, not beforehand.
             context.auditBeforeDisclosure = { [unowned context] (result) throws(CommandFailure) in
+                Interruption.auditDone()
                 let line = entry(command.kind, parsed, context, result: result, reason: nil)
                 do throws(VaultError) { try context.audit.append(line) } catch { throw ErrorReport.auditFailure(error) }
                 context.disclosedResult = result
@@ -106,6 +116,7 @@ enum Entrypoint {
     /// line that cannot be written is a warning after a success and nothing more after a failure (whose
     /// own one line says what went wrong).
     static func record(_ kind: CommandKind, _ parsed: ParsedArguments, _ context: Context, failure: CommandFailure?) {
+        Interruption.auditDone()
         let result: String
         switch failure?.code {
         case nil: result = "ok"

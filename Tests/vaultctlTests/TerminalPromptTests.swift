@@ -39,6 +39,31 @@ struct TerminalPromptTests {
         #expect(r.status == 0 && r.stdoutText == "the-value", "not blocked: \(r)")
     }
 
+    /// Ctrl-C at the password prompt (issue 25, point 11): "cancelled" on the terminal, a `cancelled` line in
+    /// the audit log, nothing counted, and the signal's own end (130), so a calling script stops too.
+    @Test func ctrlCAtThePromptSaysCancelledAndIsAudited() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("ctrl-c")
+        try sb.storeWithoutPAM(name, Array("the-value".utf8), mode: "device")
+        let r = try Self.typed(sb, "\(Paths.vaultctl) read \(name)", keys: "\u{03}")
+        #expect(r.status == 130, "\(r)")
+        #expect(r.stdoutText.contains("Password") && r.stdoutText.contains("vaultctl: cancelled."), "\(r.stdoutText.debugDescription)")
+        #expect(!r.stdoutText.contains("the-value"))
+        let last = sb.auditFileLines.last ?? ""
+        #expect(last.contains(#""command":"read""#) && last.contains(#""result":"cancelled""#) && last.contains(name), "\(sb.auditFileLines)")
+        #expect(last.range(of: #""time":"20[0-9]{2}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]Z""#, options: .regularExpression) != nil, "the time Ctrl-C came: \(last)")
+        #expect(try Self.failures(sb).isEmpty, "nothing counted")
+    }
+
+    /// Ctrl-D at the store's prompt is a person changing their mind, not a missing secret.
+    @Test func ctrlDAtTheStorePromptIsCancelled() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("store-ctrl-d")
+        let r = try Self.typed(sb, "\(Paths.vaultctl) store \(name)", keys: "\u{04}")
+        #expect(r.status == 1 && r.stdoutText.contains("Cancelled at the prompt; nothing was stored."), "\(r)")
+        #expect(try sb.vaultctl(["status", name]).stdoutText.hasPrefix("none:"))
+    }
+
     /// No controlling terminal (`su -`, a process that left its session) but stdin and stderr are a
     /// terminal: vaultctl asks there, echo off, as sudo does.
     @Test func withoutAControllingTerminalItAsksOnStandardInputAndError() throws {

@@ -8,7 +8,8 @@ public struct AuditEntry: Sendable, Equatable {
     /// (a check said no before any prompt), "failed" (authentication or delivery failed), "erased" and
     /// "kept" (`credential erase`, one line per slot compared; "kept" also for a `credential store` that found
     /// a value already there), "nothing-stored" (`credential get` with nothing to give), "rejected" (an
-    /// `askpass` delivery the asking program came back for: not accepted, counted as a failure), or "error"
+    /// `askpass` delivery the asking program came back for: not accepted, counted as a failure), "cancelled"
+    /// (Ctrl-C before the command's own line was written), or "error"
     /// (anything else).
     public var result: String
     public var reason: String?

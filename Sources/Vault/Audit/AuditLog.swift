@@ -9,7 +9,14 @@ import Slots
 public struct AuditLog: Sendable {
     public let folder: String
     public static let rotateAt = 1024 * 1024
-    var path: String { "\(folder)/audit.log" }
+    public var path: String { "\(folder)/audit.log" }
+
+    /// One entry as the log holds it: its JSON and a newline.
+    public static func line(_ entry: AuditEntry) -> [UInt8] {
+        var line = JSONWriter.bytes(entry.json)
+        line.append(0x0A)
+        return line
+    }
 
     public init(folder: String) {
         self.folder = folder
@@ -17,8 +24,7 @@ public struct AuditLog: Sendable {
 
     /// Appends one line, waiting at most `seconds` for another writer's lock (0: tries once).
     public func append(_ entry: AuditEntry, waitingAtMost seconds: Double = 5) throws(VaultError) {
-        var line = JSONWriter.bytes(entry.json)
-        line.append(0x0A)
+        let line = AuditLog.line(entry)
         do {
             try SecureFile.ensurePrivateFolder(folder)
             let lock = try FileLock(path: "\(folder)/.audit.lock", waitingAtMost: seconds)

@@ -46,10 +46,16 @@ enum StoreCommand {
                 throw CommandFailure(code: .failure, message: "Failed to read the secret from standard input (error \(e)).")
             }
         }
-        guard let first = Terminal.readSecret(prompt: "Secret for slot '\(name)': ", limit: limit),
-              let second = Terminal.readSecret(prompt: "Again, to confirm: ", limit: limit) else {
-            throw CommandFailure(code: .usage, message: "No secret: give it on standard input or run from a terminal.")
+        func typed(_ prompt: String) throws(CommandFailure) -> SecretBytes {
+            switch Terminal.ask(prompt: prompt, limit: limit) {
+            case .line(let s): return s
+            // Ctrl-D at the prompt: the person at the terminal changed their mind.
+            case .cancelled: throw CommandFailure(code: .failure, message: "Cancelled at the prompt; nothing was stored.")
+            case .unavailable: throw CommandFailure(code: .usage, message: "No secret: give it on standard input or run from a terminal.")
+            }
         }
+        let first = try typed("Secret for slot '\(name)': ")
+        let second = try typed("Again, to confirm: ")
         guard first.constantTimeEquals(second) else {
             throw CommandFailure(code: .dataError, message: "The two entries differ; nothing was stored.")
         }

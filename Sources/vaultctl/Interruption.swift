@@ -1,0 +1,120 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Vault
+
+/// Ctrl-C (SIGINT): the terminal's echo back, "vaultctl: cancelled." on standard error and, for an audited
+/// command whose own line is not written yet, a `cancelled` line in the audit log; then the signal's own end
+/// (the shell sees 130, and a script's loop stops as it should).
+///
+/// Everything the handler does is async-signal-safe: the line is made before the command runs, with a
+/// placeholder time that the handler fills in from `clock_gettime` by arithmetic alone, and is appended with
+/// one `write` to the log opened `O_APPEND` (a line is whole or not there, as the log's own appends are).
+/// Changes themselves are safe to cut at any point (each is ordered so that a kill leaves a readable value);
+/// the line only says that the command was cut.
+enum Interruption {
+    nonisolated(unsafe) private static var line: UnsafeMutablePointer<UInt8>?
+    nonisolated(unsafe) private static var lineCount = 0
+    /// Where the 20 placeholder characters of the time are in `line`.
+    nonisolated(unsafe) private static var timeOffset = 0
+    nonisolated(unsafe) private static var logPath: UnsafeMutablePointer<CChar>?
+    nonisolated(unsafe) private static var auditPending: Int32 = 0
+    static let placeholderTime = "0000-00-00T00:00:00Z"
+    private static let message: StaticString = "\nvaultctl: cancelled.\n"
+
+    /// Installs the handler; `auditLine` (its time `placeholderTime`) and `logPath` for an audited command.
+    static func install(auditLine: [UInt8]?, logPath path: String?) {
+        if let auditLine, let path, let at = offset(of: Array(placeholderTime.utf8), in: auditLine) {
+            let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: auditLine.count)
+            copy.initialize(from: auditLine, count: auditLine.count)
+            line = copy
+            lineCount = auditLine.count
+            timeOffset = at
+            logPath = strdup(path)
+            auditPending = 1
+        }
+        // Every static the handler reads is set here, before it can run (none is first touched in it).
+        if auditLine == nil { auditPending = 0; line = nil; logPath = nil; lineCount = 0; timeOffset = 0 }
+        _ = message.utf8CodeUnitCount
+        EchoRestore.leaveSIGINTToCaller()
+        EchoRestore.restoreNow()
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { sig in
+            EchoRestore.restoreNow()
+            Interruption.message.withUTF8Buffer { _ = write(2, $0.baseAddress, $0.count) }
+            if Interruption.auditPending != 0, let line = Interruption.line, let path = Interruption.logPath {
+                Interruption.auditPending = 0
+                Interruption.writeTime(into: line + Interruption.timeOffset)
+                let fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)
+                if fd >= 0 {
+                    _ = write(fd, line, Interruption.lineCount)
+                    close(fd)
+                }
+            }
+            signal(sig, SIG_DFL)
+            raise(sig)
+        }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = 0
+        sigaction(SIGINT, &action, nil)
+    }
+
+    /// The command's own line is written (or being written): a Ctrl-C from now on adds none.
+    static func auditDone() {
+        auditPending = 0
+    }
+
+    /// "YYYY-MM-DDTHH:MM:SSZ" (UTC) for now, written over 20 bytes at `p`; arithmetic only (days to a civil
+    /// date as in Howard Hinnant's `civil_from_days`), so it may run in a signal handler.
+    static func writeTime(into p: UnsafeMutablePointer<UInt8>) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        writeTime(Int64(now.tv_sec), into: p)
+    }
+
+    static func writeTime(_ seconds: Int64, into p: UnsafeMutablePointer<UInt8>) {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        put(year, 4, at: 0, p); p[4] = 45
+        put(month, 2, at: 5, p); p[7] = 45
+        put(day, 2, at: 8, p); p[10] = 84
+        put(secondOfDay / 3_600, 2, at: 11, p); p[13] = 58
+        put(secondOfDay % 3_600 / 60, 2, at: 14, p); p[16] = 58
+        put(secondOfDay % 60, 2, at: 17, p); p[19] = 90
+    }
+
+    /// `value` in `width` decimal digits at `p + start`.
+    private static func put(_ value: Int64, _ width: Int, at start: Int, _ p: UnsafeMutablePointer<UInt8>) {
+        var v = value
+        var i = start + width - 1
+        while i >= start {
+            p[i] = UInt8(48 + v % 10)
+            v /= 10
+            i -= 1
+        }
+    }
+
+    /// Ctrl-C ends the process the default way again (the command is done).
+    static func uninstall() {
+        signal(SIGINT, SIG_DFL)
+    }
+
+    /// Where `needle` last starts in `haystack`.
+    private static func offset(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        for start in stride(from: haystack.count - needle.count, through: 0, by: -1)
+            where haystack[start..<(start + needle.count)].elementsEqual(needle) {
+            return start
+        }
+        return nil
+    }
+}
