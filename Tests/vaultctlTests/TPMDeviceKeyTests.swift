@@ -70,6 +70,10 @@ struct TPMDeviceKeyTests {
 
         let ks = sb.vaultctlWithoutPAM(["device-key", "status", "--json"], overriding: Self.using(tpm))
         #expect(ks.status == 0 && ks.stdoutText.contains(#""binding":"tpm2""#), "\(ks)")
+        // It names the TPM it would reach, and does not claim that it answers (issue 25, point 17): it asked
+        // nothing of it.
+        let words = sb.vaultctlWithoutPAM(["device-key", "status"], overriding: Self.using(tpm))
+        #expect(words.stdoutText.contains("reaches the TPM through 'swtpm:") && words.stdoutText.contains("whether it answers is not checked here"), "\(words)")
     }
 
     @Test func withoutATPMStatusSaysMachineIDAndNeverClaimsTheTPM() throws {

@@ -45,7 +45,8 @@ enum DeviceKeyCommand {
         var message: String
         switch binding {
         case .tpm2?:
-            message = "The device key is sealed by the TPM (\(tpm?.tcti ?? "none configured now")): it cannot be unsealed on any other machine, even from a copy of the state folder. No PCR policy is set, so firmware and kernel updates do not lock it."
+            // Said from the key's own files: whether that TPM answers now is not asked here (the next read does).
+            message = "The device key is sealed by a TPM: it cannot be unsealed on any other machine, even from a copy of the state folder. No PCR policy is set, so firmware and kernel updates do not lock it. vaultctl reaches the TPM through \(tpm.map { "'\($0.tcti)'" } ?? "none now (\(TPMChoice.noneReason))"); whether it answers is not checked here (the next read says)."
         case .machineID?:
             message = "The device key is bound to this machine's id (/etc/machine-id): a restored backup does not open elsewhere, but a deliberate copy of the state folder to a machine with the same id does."
             if state.unfinished {
