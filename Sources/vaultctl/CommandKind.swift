@@ -84,6 +84,19 @@ enum CommandKind: String, CaseIterable, Sendable {
         }
     }
 
+    /// How the man page's SECURITY section names the command among those PAM gates (nil: not gated), from
+    /// `mayAskPAM`, so the list cannot miss one: the ones that ask only when a value would be lost say when.
+    var gatedAs: String? {
+        guard mayAskPAM else { return nil }
+        switch self {
+        case .store: return "store over a value"
+        case .delete: return "delete of a value"
+        case .recoveryGenerate: return "recovery generate over a code"
+        case .allowSupply: return "allow-supply on"
+        default: return rawValue
+        }
+    }
+
     /// Whether `--password-stdin` is offered: `credential get` and `erase` may ask PAM, but their standard
     /// input is git's credential description; `store`'s carries the new secret.
     var takesPasswordStdin: Bool { mayAskPAM && self != .credentialGet && self != .credentialErase && self != .store }

@@ -77,12 +77,12 @@ enum ManPage {
     /// What the PAM gate, the device binding and the other checks stop, and what they do not (SECURITY.md
     /// says more).
     static let security = [
-        """
-        PAM gates every read, recovery show, credential get, move, supply, askpass, unlock, allow-supply \
-        on and device-key seal: each runs a fresh \
-        pam_authenticate and pam_acct_mgmt. That stops a person at your unlocked session who does not know \
+        "PAM gates every " + ManPage.list(CommandKind.allCases.compactMap(\.gatedAs)) + """
+        : each runs a fresh \
+        pam_authenticate and pam_acct_mgmt (store over a value and delete unless the policy's gate.storeOver \
+        and gate.delete turn that off). That stops a person at your unlocked session who does not know \
         your password from reading a secret through vaultctl. It does not stop a process running as you \
-        from reading the device key and the slot files directly, nor root, nor a keylogger, nor a script \
+        from reading the device key and the slot files directly (unless vaultctl-gate holds them), nor root, nor a keylogger, nor a script \
         that keeps your password and answers VAULT_ASKPASS or --password-stdin with it.
         """,
         """
@@ -120,6 +120,11 @@ enum ManPage {
                           ("pam.conf", "5"), ("machine-id", "5")]
 
     /// Ends `text` with a full stop, and starts it with a capital, as a man page's paragraphs do.
+    /// "a, b and c".
+    static func list(_ words: [String]) -> String {
+        words.count < 2 ? words.joined() : words.dropLast().joined(separator: ", ") + " and " + words.last!
+    }
+
     static func sentence(_ text: String) -> String {
         guard let first = text.first else { return text }
         let capitalised = first.uppercased() + text.dropFirst()

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import vaultctl
 
@@ -91,6 +92,28 @@ struct ManPageTests {
         #expect(meaning(65).contains("sealed to another TPM or its TPM blobs damaged"), "\(meaning(65))")
         #expect(meaning(75).contains("dictionary-attack lockout, with the time to wait"), "\(meaning(75))")
         #expect(meaning(78).contains("vaultctl-tpm helper others could replace"), "\(meaning(78))")
+    }
+
+    /// FILES names every state and config file the code keeps (each `"….json"` a source file names), and
+    /// SECURITY every command that may ask PAM, in the words of the rendered page (issue 25, point 16).
+    @Test func filesAndTheGatedCommandsFollowTheCode() throws {
+        let sb = try Sandbox()
+        let page = try Self.rendered(sb).text
+        let files = try #require(page.range(of: "FILES")).upperBound
+        let security = try #require(page.range(of: "SECURITY", range: files..<page.endIndex))
+        let filesSection = String(page[files..<security.lowerBound])
+        let sources = ProcessRunner.run(Paths.tool("sh"), ["-c", "grep -rhoE '\"[a-z-]+\\.json\"' '\(Paths.repositoryRoot)/Sources' | sort -u"],
+                                        environment: Fixtures.baseEnvironment)
+        let names = sources.stdoutText.split(separator: "\n").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+        try #require(names.contains("askpass-last.json") && names.contains("modes.json"), "\(sources)")
+        for name in names {
+            #expect(filesSection.contains(name), "FILES does not name \(name)")
+        }
+        let securitySection = String(page[security.upperBound...].prefix(2_000)).split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        for kind in CommandKind.allCases where kind.mayAskPAM {
+            #expect(securitySection.contains(try #require(kind.gatedAs)), "SECURITY does not list \(kind.rawValue)")
+        }
+        #expect(securitySection.contains("delete of a value") && securitySection.contains("credential erase and send"))
     }
 
     @Test func manWithATopicIs64() throws {
