@@ -123,7 +123,7 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/share/fish/vendor_completions.d,/etc/fish/completions)
 PAMDIR ?= /etc/pam.d
-# The PAM stack vaultctl authenticates with (policy/pam.d/, docs in README "Presence"): password (your login's,
+# The PAM stack vaultctl authenticates with (policy/pam.d/, docs in docs/manual.md "Presence"): password (your login's,
 # the default), fingerprint (pam_fprintd), security-key (pam_u2f) or password-and-key. `make install
 # PAM_STACK=NAME` puts that one in $(PAMDIR)/vaultctl; without it the password stack goes there only when no
 # stack is there, or the one there is the password stack vaultctl ships: a stack root chose stays.
@@ -133,7 +133,7 @@ PAM_STACK_FILES = policy/pam.d/vaultctl $(foreach s,$(filter-out password,$(PAM_
 # The documents messages and the manual page refer to, and the policy template (a copy to start a
 # policy.json from) and the PAM stack as shipped.
 DOCDIR ?= $(PREFIX)/share/doc/vaultctl
-DOCS = README.md SECURITY.md CHANGELOG.md
+DOCS = README.md SECURITY.md CHANGELOG.md docs/manual.md docs/gate.md
 # The gate (docs/gate.md): vaultctl looks for it at ../libexec/vaultctl/vaultctl-gate from its own folder, so
 # LIBEXECDIR follows BINDIR's PREFIX. Its store and its configuration are fixed paths (not under PREFIX):
 # the gate takes no path from anyone.
@@ -168,7 +168,7 @@ install:
 	  echo "make install: pam_fprintd.so is not installed (Debian: libpam-fprintd), so this stack lets nobody read until it is"; fi
 	@case "$(PAM_STACK)" in *key) \
 	  [ -n "$(DESTDIR)" ] || ls /usr/lib/*/security/pam_u2f.so /lib*/security/pam_u2f.so >/dev/null 2>&1 || echo "make install: pam_u2f.so is not installed (Debian: libpam-u2f), so this stack lets nobody read until it is"; \
-	  [ -s $(DESTDIR)$(CONFDIR)/u2f_mappings ] || echo "make install: enrol a key first: sudo sh -c 'pamu2fcfg -u USER >> $(CONFDIR)/u2f_mappings' (README, Presence)";; esac
+	  [ -s $(DESTDIR)$(CONFDIR)/u2f_mappings ] || echo "make install: enrol a key first: sudo sh -c 'pamu2fcfg -u USER >> $(CONFDIR)/u2f_mappings' (docs/manual.md, Presence)";; esac
 	install -D -m 0644 $(DIST)/vaultctl.1 $(DESTDIR)$(MANDIR)/man1/vaultctl.1
 	install -D -m 0644 $(DIST)/vaultctl.bash $(DESTDIR)$(BASHCOMPDIR)/vaultctl
 	install -D -m 0644 $(DIST)/_vaultctl $(DESTDIR)$(ZSHCOMPDIR)/_vaultctl

@@ -20,6 +20,8 @@ struct InstallTests {
         "/usr/share/doc/vaultctl/CHANGELOG.md",
         "/usr/share/doc/vaultctl/README.md",
         "/usr/share/doc/vaultctl/SECURITY.md",
+        "/usr/share/doc/vaultctl/docs/gate.md",
+        "/usr/share/doc/vaultctl/docs/manual.md",
         "/usr/share/doc/vaultctl/pam.d/vaultctl",
         "/usr/share/doc/vaultctl/pam.d/vaultctl-fingerprint",
         "/usr/share/doc/vaultctl/pam.d/vaultctl-password-and-key",

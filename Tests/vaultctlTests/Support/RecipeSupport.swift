@@ -21,8 +21,10 @@ enum Recipe {
           -- gnome-keyring-daemon --replace --unlock --components=secrets
         """#
 
-    /// README.md of this repository.
-    static var readme: String { FileText.read("\(Paths.repositoryRoot)/README.md") ?? "" }
+    /// README.md and the manual it points to (docs/manual.md), where the recipes are.
+    static var readme: String {
+        (FileText.read("\(Paths.repositoryRoot)/README.md") ?? "") + "\n" + (FileText.read("\(Paths.repositoryRoot)/docs/manual.md") ?? "")
+    }
 
     /// `recipe` with the word `vaultctl` before `askpass`/`supply` replaced by the binary under test. The
     /// path goes in unquoted (it sits inside the wrapper's printf format), so it must need no quoting.
