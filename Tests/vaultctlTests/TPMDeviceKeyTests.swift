@@ -305,6 +305,9 @@ struct TPMDeviceKeyTests {
         #expect(s2.status == 69 && s2.stderr.contains("looked for at \(lonely)/vaultctl-tpm"), "\(s2)")
     }
 
+    /// A group that is not Debian's `staff` (for the group-writable folder case).
+    static var nonStaffGroup: gid_t { getgrnam("users")?.pointee.gr_gid ?? 100 }
+
     /// A helper that others could replace is never run (it would be handed the seed): 78, with what is wrong.
     @Test func aHelperOthersCouldReplaceIsRefusedWith78() throws {
         let tpm = try SoftwareTPM.start()
@@ -331,6 +334,9 @@ struct TPMDeviceKeyTests {
             ("group-writable helper", { chmod(helper, 0o775) }, { chmod(helper, 0o755) }, "writable by its group or others (mode 775)"),
             ("world-writable helper", { chmod(helper, 0o757) }, { chmod(helper, 0o755) }, "writable by its group or others (mode 757)"),
             ("world-writable folder", { chmod(folder, 0o777) }, { chmod(folder, 0o755) }, "its folder \(folder) is writable by its group or others"),
+            // A group-writable folder is trusted only when root owns it and the group is Debian's staff.
+            ("group-writable folder (not staff)", { chown(folder, 0, Self.nonStaffGroup); chmod(folder, 0o2775) },
+             { chown(folder, getuid(), getgid()); chmod(folder, 0o755) }, "its folder \(folder) is writable by its group or others"),
             ("helper owned by another user", { chown(helper, 65534, 65534) }, { chown(helper, getuid(), getgid()) }, "is owned by uid 65534"),
         ]
         for (what, spoil, mend, words) in cases {
@@ -341,6 +347,17 @@ struct TPMDeviceKeyTests {
             #expect(r.stdout.isEmpty && !Paths.exists(ran), "\(what): the helper never ran")
             #expect(Self.snapshot(sb) == before, "\(what)")
             mend()
+        }
+        // Debian's /usr/local layout (root:staff 2775, where /etc/staff-group-for-usr-local exists): trusted,
+        // since staff can already put programs ahead of /usr/bin in root's PATH (issue 26, point 3).
+        if let staff = getgrnam("staff")?.pointee.gr_gid {
+            try #require(chown(folder, 0, staff) == 0 && chmod(folder, 0o2775) == 0)
+            let onStaff = read()
+            #expect(onStaff.status == 0 && onStaff.stdout == secret, "a root:staff 2775 folder: \(onStaff)")
+            #expect(Paths.exists(ran), "the helper ran")
+            unlink(ran)
+            chown(folder, getuid(), getgid())
+            chmod(folder, 0o755)
         }
         // A link to a helper in a folder others can write is judged by where it leads.
         let shared = try Fixtures.makeFolder("shared")

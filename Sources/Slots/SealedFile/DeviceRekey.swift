@@ -60,7 +60,6 @@ extension SealedFileSlot {
     /// Re-keys every slot under a TPM-sealed key (the steps above). Needs `tpm`. Call only after PAM and
     /// under the change lock: it unseals the new key once to check it.
     public func rekeyUnderTPM() throws(SlotError) -> RekeyOutcome {
-        let keyPath = "\(folder)/\(TPMDeviceKey.fileName)"
         guard let tpm else {
             throw .noTPMToSeal(detail: TPMChoice.noneReason)
         }
