@@ -19,7 +19,7 @@ DEBIAN_PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 # secret-tool for one step, pam_wrapper for the demo's PAM stack. Not the shells, sway or KeePassXC.
 DEMO_PACKAGES := libpam-wrapper gnome-keyring libsecret-tools dbus-daemon dbus libglib2.0-bin
 
-.PHONY: all deps build-deps demo-deps build release dist test demo install uninstall clean fuzz bench bench-smoke sanitize
+.PHONY: all deps build-deps demo-deps deb-deps build release dist test demo install uninstall clean fuzz bench bench-smoke sanitize deb deb-check
 
 # `make`: as yourself, the release binary and the files `make install` copies (into $(DIST)).
 all: release
@@ -29,7 +29,7 @@ all: release
 deps: PACKAGES = $(DEBIAN_PACKAGES)
 build-deps: PACKAGES = $(BUILD_PACKAGES)
 demo-deps: PACKAGES = $(BUILD_PACKAGES) $(DEMO_PACKAGES)
-deps build-deps demo-deps:
+deps build-deps demo-deps deb-deps:
 	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing: $$missing"; \
@@ -54,7 +54,9 @@ build: build-deps
 STATIC_CXX := $(CURDIR)/.build/static-cxx
 RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xswiftc -L$(STATIC_CXX) \
                  -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
-                 -Xswiftc -Xclang-linker -Xswiftc -static-libgcc
+                 -Xswiftc -Xclang-linker -Xswiftc -static-libgcc $(RELEASE_LDFLAGS)
+# Extra linker flags for a release build: debian/rules adds BIND_NOW (-z now) for the package.
+RELEASE_LDFLAGS ?=
 
 # The release binary's path, asked of SwiftPM when a recipe runs (after `release` built it).
 RELEASE_BIN = $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/vaultctl
@@ -219,6 +221,27 @@ uninstall:
 	done
 	rm -f $(DESTDIR)$(UDEVRULESDIR)/60-vaultctl-tpm.rules
 	@if [ -d $(DESTDIR)$(STOREDIR) ]; then echo "make uninstall: kept $(STOREDIR): it holds the protected vaults (device keys and slots); remove it yourself once nobody needs them"; fi
+
+# The Debian package (debian/): vaultctl_VERSION_amd64.deb and its -dbgsym in .build/deb, built with
+# debhelper from the release build (the swift on PATH: the toolchain is not a Debian package); deb-check
+# runs lintian on it (no error, no warning; each override in debian/ says why) and checks its version is
+# vaultctl's own.
+DEB_PACKAGES := debhelper fakeroot lintian
+deb-deps: PACKAGES = $(BUILD_PACKAGES) $(DEB_PACKAGES)
+deb: deb-deps $(STATIC_CXX)/.made
+	@echo "make deb: building with $$(command -v $(SWIFT)) ($$($(SWIFT) --version 2>/dev/null | head -n 1))"
+	rm -rf .build/deb && mkdir -p .build/deb
+	debian/rules build
+	fakeroot debian/rules binary
+	@ls .build/deb
+
+deb-check: deb
+	lintian --fail-on error,warning .build/deb/vaultctl_*_amd64.deb
+	@v=$$(dpkg-parsechangelog -S Version | sed 's/-[^-]*$$//'); \
+	  d=$$(dpkg-deb --fsys-tarfile .build/deb/vaultctl_*_amd64.deb | tar -xO ./usr/bin/vaultctl > .build/deb/vaultctl.bin && chmod +x .build/deb/vaultctl.bin && .build/deb/vaultctl.bin --version); \
+	  rm -f .build/deb/vaultctl.bin; \
+	  [ "$$d" = "vaultctl $$v" ] || { echo "make deb-check: debian/changelog says $$v, the packaged binary '$$d'" >&2; exit 1; }; \
+	  echo "make deb-check: lintian clean; the package's vaultctl is $$d"
 
 clean:
 	$(SWIFT) package clean
