@@ -34,6 +34,10 @@ public protocol Slot: Sendable {
     /// Whether `read` can get a locked value unlocked by asking a person (the provider's prompt on a
     /// desktop); see the default below.
     var canAskToUnlock: Bool { get }
+    /// Asks the provider to unlock the locked copies of `name` now (its prompt, a person's answer), so a
+    /// change made next needs none: run after PAM and before the change lock, as no wait for a person may
+    /// hold that lock. See the default below.
+    func unlockBeforeChange(_ name: SlotName) throws(SlotError)
     /// What binds a held value's key to this machine (the device slot: `tpm2` or `machine-id`); nil for
     /// backends without such a key, or when the slot holds no value.
     func binding(of name: SlotName) -> String?
@@ -56,6 +60,7 @@ extension Slot {
 
     /// A backend that has no locked values, or no way to ask for them, cannot.
     public var canAskToUnlock: Bool { false }
+    public func unlockBeforeChange(_ name: SlotName) throws(SlotError) {}
     public func binding(of name: SlotName) -> String? { nil }
     public func storedTag(of name: SlotName) -> [UInt8]? { nil }
 }

@@ -41,7 +41,7 @@ extension SlotError {
     /// A value the provider holds locked: in a locked collection, or behind an access the provider asks the
     /// person to confirm (KeePassXC's "confirm access"). vaultctl cannot tell which.
     public static func lockedValue(_ what: String) -> SlotError {
-        .locked("\(what) is locked in the Secret Service (a locked collection, or an access the provider asks you to confirm, as KeePassXC does); run this from your desktop session, where vaultctl asks the provider after your password and you answer its dialog, or unlock the keyring there first")
+        .locked("\(what) is locked in the Secret Service (a locked collection, or an access the provider asks you to confirm, as KeePassXC does); unlock it or allow vaultctl in the provider first (read, move and delete, run from your desktop session, ask the provider themselves after your password)")
     }
 
     /// `lockedValue` for slot `name`.

@@ -36,10 +36,19 @@ extension Vault {
     public func confirmStore(_ name: SlotName, mode: SlotMode, always: Bool = false) throws(VaultError) -> Bool {
         let (held, recorded) = try steadily { () throws(VaultError) in (try loadMode(name), try record.lookup(name)) }
         guard Self.replaces(held, recorded: recorded, storing: mode) else { return true }
+        // A value the provider keeps locked is replaced (or, storing into the device slot, removed) only once
+        // the provider unlocks it: refused before the password prompt where nobody could answer its dialog.
+        let lockedInSync: Bool
+        if case .mode(.sync, locked: true) = held { lockedInSync = true } else { lockedInSync = false }
+        if lockedInSync && !sync.canAskToUnlock { throw .slot(.lockedValue(name)) }
         var gated = always
         if !gated { gated = try changeGates().storeOver }
         if gated {
             try gate.verify(reason: "replace the value in slot '\(name)'", slots: [name])
+        }
+        // Its dialog now, after PAM: no wait for a person holds the change lock.
+        if lockedInSync {
+            do { try sync.unlockBeforeChange(name) } catch { throw .slot(error) }
         }
         return false
     }

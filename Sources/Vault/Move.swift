@@ -40,6 +40,10 @@ extension Vault {
             // The prompt comes before the change lock, so a slow answer holds up no other store.
             try gate.verify(reason: "move slot '\(name)' to the \(target.rawValue) slot", slots: [name])
             authorized = .move
+            // The provider's own prompt for a locked value, now: no wait for a person holds the change lock.
+            if locked && source != target {
+                do { try slot(source).unlockBeforeChange(name) } catch { throw .slot(error) }
+            }
         } else if case .holds(locked: false) = leftover {
             // (A copy in a locked collection cannot be removed now: it is left, as before, and nothing asked.)
             if try changeGates().delete {

@@ -195,7 +195,12 @@ public struct Vault: Sendable {
     /// change lock, on what is there then.
     @discardableResult
     public func delete(_ name: SlotName, expectingEmpty: Bool = false) throws(VaultError) -> StoreOutcome {
-        try serialized { () throws(VaultError) -> StoreOutcome in
+        // A copy the provider keeps locked is unlocked first (its prompt, after PAM): no wait for a person
+        // may hold the change lock.
+        if !expectingEmpty, sync.canAskToUnlock, case .holds(locked: true) = sync.holding(name) {
+            do { try sync.unlockBeforeChange(name) } catch { throw .slot(error) }
+        }
+        return try serialized { () throws(VaultError) -> StoreOutcome in
             guard expectingEmpty else { return try deleteLocked(name) }
             // Asked nothing: so it changes nothing, not even the record (its entry may name a value that this
             // process cannot see, through a state folder or a bus of another's choosing).

@@ -61,7 +61,7 @@ enum Entrypoint {
         // Ctrl-C says "cancelled" and, for an audited command, leaves a line saying so.
         var cancelled: [UInt8]?
         if command.kind.isAudited {
-            var line = entry(command.kind, parsed, context, result: "cancelled", reason: "cancelled with Ctrl-C (SIGINT) before it ended")
+            var line = entry(command.kind, parsed, context, result: "cancelled", reason: "ended by Ctrl-C (SIGINT) before its own line was written; what it had done by then stands")
             line.time = Interruption.placeholderTime
             cancelled = AuditLog.line(line)
         }
@@ -70,9 +70,10 @@ enum Entrypoint {
         if command.kind.isAudited {
             // A secret leaves only after its line is in the log: checked by writing it, not beforehand.
             context.auditBeforeDisclosure = { [unowned context] (result) throws(CommandFailure) in
-                Interruption.auditDone()
                 let line = entry(command.kind, parsed, context, result: result, reason: nil)
-                do throws(VaultError) { try context.audit.append(line) } catch { throw ErrorReport.auditFailure(error) }
+                try Interruption.writingOwnLine { () throws(CommandFailure) in
+                    do throws(VaultError) { try context.audit.append(line) } catch { throw ErrorReport.auditFailure(error) }
+                }
                 context.disclosedResult = result
             }
         }
@@ -116,14 +117,15 @@ enum Entrypoint {
     /// line that cannot be written is a warning after a success and nothing more after a failure (whose
     /// own one line says what went wrong).
     static func record(_ kind: CommandKind, _ parsed: ParsedArguments, _ context: Context, failure: CommandFailure?) {
-        Interruption.auditDone()
-        let result: String
+        var result: String
         switch failure?.code {
         case nil: result = "ok"
         case .denied?, .tryLater?: result = failure!.message.hasPrefix("Authentication failed") ? "failed" : "refused"
         case .failure?: result = "failed"
         default: result = "error"
         }
+        // Ctrl-D at a prompt (the password's, or store's for the secret) is a cancel, as Ctrl-C is.
+        if let failure, failure.message.contains("ancelled at the") { result = "cancelled" }
         var lines = [entry(kind, parsed, context, result: failure == nil ? context.auditedResult ?? result : result,
                            reason: failure?.message ?? context.auditedSubject)]
         if !context.auditedSlots.isEmpty {
@@ -136,12 +138,15 @@ enum Entrypoint {
             lines = failure == nil ? done : done + lines
         }
         // `lock` never waits behind another writer of the log: locking is what matters, the line is extra.
-        for line in lines {
-            do { try context.audit.append(line, waitingAtMost: kind == .lock ? 0 : 5) } catch {
-                if failure == nil {
-                    Output.message("warning: could not write the audit log: \(ErrorReport.failure(error).message)")
+        // Ctrl-C is held back while the lines are written: after them it no longer says "cancelled".
+        Interruption.writingOwnLine { () in
+            for line in lines {
+                do throws(VaultError) { try context.audit.append(line, waitingAtMost: kind == .lock ? 0 : 5) } catch {
+                    if failure == nil {
+                        Output.message("warning: could not write the audit log: \(ErrorReport.failure(error).message)")
+                    }
+                    return
                 }
-                return
             }
         }
     }

@@ -58,7 +58,7 @@ enum Help {
         ("$XDG_STATE_HOME/vaultctl/keyring-locked", "the Secret Service collection 'vaultctl lock' locked, for 'vaultctl unlock' to unlock"),
         ("$XDG_STATE_HOME/vaultctl/attempts/", "one marker per gated attempt in progress (the rate limit's places)"),
         ("$XDG_STATE_HOME/vaultctl/askpass-last.json", "per slot, when askpass last delivered and a salted fingerprint of who asked (never the prompt or the secret), so a request repeated right after counts the delivery as not accepted"),
-        ("$XDG_STATE_HOME/vaultctl/targets.json", "the targets 'vaultctl receive' may unlock with a secret sent to it ('vaultctl target add')"),
+        ("$XDG_CONFIG_HOME/vaultctl/targets.json", "the targets 'vaultctl receive' may unlock with a secret sent to it ('vaultctl target add')"),
         ("$XDG_STATE_HOME/vaultctl/protected-by-gate", "left in a vault moved behind vaultctl-gate: a gate that went missing is then an error, never a quiet return to files here"),
         ("/var/lib/vaultctl/", "vaultctl-gate's store (root:vaultctl 0770): each user's device slots, rate limit, vault lock and the gate's audit log"),
         ("/etc/vaultctl/gate.conf, /etc/vaultctl/policy.json", "root's choices for the gate (which TPM) and root's policy, which a user's own can only tighten"),

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 import Vault
 
 /// Ctrl-C (SIGINT): the terminal's echo back, "vaultctl: cancelled." on standard error and, for an audited
@@ -18,12 +19,26 @@ enum Interruption {
     /// Where the 20 placeholder characters of the time are in `line`.
     nonisolated(unsafe) private static var timeOffset = 0
     nonisolated(unsafe) private static var logPath: UnsafeMutablePointer<CChar>?
-    nonisolated(unsafe) private static var auditPending: Int32 = 0
+    /// 1 while the command's own line is not written: read by the handler, which may run on any thread.
+    private static let auditPending = Atomic<Int32>(0)
+    /// Whether the handler is in place (SIGINT was not ignored when vaultctl started).
+    nonisolated(unsafe) private static var installed = false
     static let placeholderTime = "0000-00-00T00:00:00Z"
     private static let message: StaticString = "\nvaultctl: cancelled.\n"
 
     /// Installs the handler; `auditLine` (its time `placeholderTime`) and `logPath` for an audited command.
+    /// A SIGINT that vaultctl was started with ignored (a background job of a script) stays ignored.
     static func install(auditLine: [UInt8]?, logPath path: String?) {
+        // Every static the handler reads is set here, before it can run (none is first touched in it).
+        line = nil; logPath = nil; lineCount = 0; timeOffset = 0
+        auditPending.store(0, ordering: .sequentiallyConsistent)
+        _ = message.utf8CodeUnitCount
+        // From now on a prompt leaves SIGINT as it is here: this handler, or ignored.
+        EchoRestore.leaveSIGINTToCaller()
+        var old = sigaction()
+        sigaction(SIGINT, nil, &old)
+        // SIG_IGN is the handler value 1 (a C function pointer, compared as its bits).
+        if unsafeBitCast(old.__sigaction_handler.sa_handler, to: Int.self) == 1 { return }
         if let auditLine, let path, let at = offset(of: Array(placeholderTime.utf8), in: auditLine) {
             let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: auditLine.count)
             copy.initialize(from: auditLine, count: auditLine.count)
@@ -31,23 +46,24 @@ enum Interruption {
             lineCount = auditLine.count
             timeOffset = at
             logPath = strdup(path)
-            auditPending = 1
+            auditPending.store(1, ordering: .sequentiallyConsistent)
         }
-        // Every static the handler reads is set here, before it can run (none is first touched in it).
-        if auditLine == nil { auditPending = 0; line = nil; logPath = nil; lineCount = 0; timeOffset = 0 }
-        _ = message.utf8CodeUnitCount
-        EchoRestore.leaveSIGINTToCaller()
         EchoRestore.restoreNow()
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { sig in
             EchoRestore.restoreNow()
             Interruption.message.withUTF8Buffer { _ = write(2, $0.baseAddress, $0.count) }
-            if Interruption.auditPending != 0, let line = Interruption.line, let path = Interruption.logPath {
-                Interruption.auditPending = 0
+            if Interruption.auditPending.exchange(0, ordering: .sequentiallyConsistent) != 0,
+               let line = Interruption.line, let path = Interruption.logPath {
                 Interruption.writeTime(into: line + Interruption.timeOffset)
-                let fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)
+                // As the log's own appends: never through a link, never blocking (a FIFO in its place), only
+                // into a regular file of this user's that nobody else can read.
+                let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
                 if fd >= 0 {
-                    _ = write(fd, line, Interruption.lineCount)
+                    var st = stat()
+                    if fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == geteuid(), st.st_mode & 0o077 == 0 {
+                        _ = write(fd, line, Interruption.lineCount)
+                    }
                     close(fd)
                 }
             }
@@ -57,11 +73,34 @@ enum Interruption {
         sigemptyset(&action.sa_mask)
         action.sa_flags = 0
         sigaction(SIGINT, &action, nil)
+        installed = true
     }
 
-    /// The command's own line is written (or being written): a Ctrl-C from now on adds none.
-    static func auditDone() {
-        auditPending = 0
+    /// Runs `write` (the command's own audit line) with SIGINT held back; once it is written, a Ctrl-C no
+    /// longer says "cancelled" (what the line says stands) and ends the process the default way.
+    static func writingOwnLine<T, E: Error>(_ write: () throws(E) -> T) throws(E) -> T {
+        var interrupt = sigset_t()
+        sigemptyset(&interrupt)
+        sigaddset(&interrupt, SIGINT)
+        var saved = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &interrupt, &saved)
+        defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
+        let result = try write()
+        auditPending.store(0, ordering: .sequentiallyConsistent)
+        if installed {
+            signal(SIGINT, SIG_DFL)
+            installed = false
+        }
+        return result
+    }
+
+    /// Ctrl-C ends the process the default way again (the command is done).
+    static func uninstall() {
+        auditPending.store(0, ordering: .sequentiallyConsistent)
+        if installed {
+            signal(SIGINT, SIG_DFL)
+            installed = false
+        }
     }
 
     /// "YYYY-MM-DDTHH:MM:SSZ" (UTC) for now, written over 20 bytes at `p`; arithmetic only (days to a civil
@@ -103,10 +142,6 @@ enum Interruption {
         }
     }
 
-    /// Ctrl-C ends the process the default way again (the command is done).
-    static func uninstall() {
-        signal(SIGINT, SIG_DFL)
-    }
 
     /// Where `needle` last starts in `haystack`.
     private static func offset(of needle: [UInt8], in haystack: [UInt8]) -> Int? {

@@ -103,10 +103,13 @@ struct KeePassXCTests {
         let headless = try sb.vaultctlCounted(["delete", gone])
         #expect(headless.status == 69 && headless.stderr.contains("asks you to confirm"), "\(headless)")
         #expect(sb.askpassCalls == 0, "refused before the password prompt")
+        let headlessMove = try sb.vaultctlCounted(["move", gone, "--to", "device"])
+        #expect(headlessMove.status == 69 && sb.askpassCalls == 0, "a move too, before the password prompt: \(headlessMove)")
         let answered = AccessDialog.answer(on: x.display, times: 1)
-        let delete = try sb.vaultctl(["delete", gone], overriding: onScreen)
+        let delete = try sb.vaultctlCounted(["delete", gone], overriding: onScreen)
         #expect(answered.wait() == 1, "the dialog was shown and answered")
         #expect(delete.status == 0, "\(delete)")
+        #expect(sb.askpassCalls == 1, "PAM first, then the provider's dialog")
         #expect(try sb.vaultctl(["status", gone]).stdoutText.hasPrefix("none:"))
 
         let moved = sb.uniqueSlot("kpxc-move")
@@ -114,11 +117,27 @@ struct KeePassXCTests {
         try sb.store(moved, secret, mode: "sync")
         let dialogs = AccessDialog.answer(on: x.display, times: 2)
         let move = try sb.vaultctl(["move", moved, "--to", "device"], overriding: onScreen)
-        #expect(dialogs.answered >= 1, "the move's read of the sync copy ran the dialog")
+        #expect(dialogs.answered == 1, "one dialog, before the change lock (its answer covers the read and the delete)")
         #expect(move.status == 0, "\(move)")
         let read = try sb.read(moved)
         #expect(read.status == 0 && read.stdout == secret, "\(read)")
         #expect(try sb.listed()[moved] == ["device"], "the KeePassXC copy went with the move")
+
+        // A store over it too: refused before the password prompt headless; on the display, after PAM, one
+        // dialog before the change lock, and the value replaced in place.
+        let over = sb.uniqueSlot("kpxc-over-confirm")
+        try sb.store(over, Array("first".utf8), mode: "sync")
+        sb.resetAskpassLog()
+        let headlessOver = try sb.vaultctlCounted(["store", over, "--mode", "sync"], stdin: .text("second"))
+        #expect(headlessOver.status == 69 && sb.askpassCalls == 0, "\(headlessOver)")
+        let overDialog = AccessDialog.answer(on: x.display, times: 2)
+        let stored = try sb.vaultctlCounted(["store", over, "--mode", "sync"], stdin: .text("second"), overriding: onScreen)
+        // (KeePassXC may remember an earlier answer for vaultctl: at most one dialog, never inside the lock.)
+        #expect(stored.status == 0 && overDialog.answered <= 1 && sb.askpassCalls == 1, "\(stored); dialogs \(overDialog.answered)")
+        let readDialog = AccessDialog.answer(on: x.display, times: 1)
+        let readBack = try sb.vaultctl(["read", over], overriding: onScreen)
+        withExtendedLifetime(readDialog) {}
+        #expect(readBack.stdoutText == "second", "\(readBack)")
     }
 
     /// `lock` locks KeePassXC's database through the Secret Service and says so.

@@ -40,8 +40,8 @@ struct TPMAccessTests {
                                  environment: Fixtures.baseEnvironment)
     }
 
-    /// The group a Debian TPM node has (`tss` where tpm2-tss made it), else root's.
-    static var group: String { getgrnam("tss") != nil ? "tss" : "root" }
+    /// The group a Debian TPM node has (`tss` where tpm2-tss made it), else another that is not root's.
+    static var group: String { getgrnam("tss") != nil ? "tss" : "users" }
 
     @Test func aTPMTheUserMayNotOpenIsNamedWithItsGroup() throws {
         let node = "mknod -m 660 /dev/tpmrm0 c 10 224 && chgrp \(Self.group) /dev/tpmrm0"
@@ -50,6 +50,14 @@ struct TPMAccessTests {
         #expect(status.stdoutText.contains("you may not open /dev/tpmrm0"), "\(status.stdoutText)")
         #expect(status.stdoutText.contains("a member of the group '\(Self.group)' may"), "\(status.stdoutText)")
         #expect(!status.stdoutText.contains("no TPM available"), "\(status.stdoutText)")
+    }
+
+    /// A node only root may open (the kernel's default, without a TPM group): no group is named, since
+    /// joining one would not help.
+    @Test func aTPMOnlyRootMayOpenNamesNoGroup() throws {
+        let status = try run("$V device-key status", node: "mknod -m 600 /dev/tpmrm0 c 10 224")
+        #expect(status.status == 0 && status.stdoutText.contains("you may not open /dev/tpmrm0"), "\(status)")
+        #expect(status.stdoutText.contains("only root may") && !status.stdoutText.contains("usermod"), "\(status.stdoutText)")
     }
 
     @Test func noTPMIsSaidPlainlyAndSealIsNotOffered() throws {

@@ -55,12 +55,28 @@ struct TerminalPromptTests {
         #expect(try Self.failures(sb).isEmpty, "nothing counted")
     }
 
+    /// A SIGINT that vaultctl was started with ignored (a background job of a script) stays ignored: the
+    /// Ctrl-C handler is not put in its place, so the read goes on and ends as it would have.
+    @Test func anIgnoredSIGINTStaysIgnored() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("sigint-ignored")
+        try sb.storeWithoutPAM(name, Array("the-value".utf8), mode: "device")
+        let askpass = "\(sb.root)/slow-askpass"
+        try #require(FileText.write(askpass, "#!/bin/sh\nsleep 2\nprintf '%s\\n' '\(Fixtures.pamPassword)'\n", mode: 0o700) && chmod(askpass, 0o700) == 0)
+        let script = "trap '' INT; \(Paths.vaultctl) read \(name) & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo \"rc=$?\""
+        let r = ProcessRunner.run(Paths.tool("sh"), ["-c", script],
+                                  environment: try sb.environment(askpass: .unset).merging(["VAULT_ASKPASS": askpass]) { $1 },
+                                  timeout: .seconds(20)).droppingPAMWrapperNoise()
+        #expect(r.stdoutText.contains("the-value") && r.stdoutText.contains("rc=0") && !r.stderr.contains("cancelled"), "\(r)")
+    }
+
     /// Ctrl-D at the store's prompt is a person changing their mind, not a missing secret.
     @Test func ctrlDAtTheStorePromptIsCancelled() throws {
         let sb = try Sandbox()
         let name = sb.uniqueSlot("store-ctrl-d")
         let r = try Self.typed(sb, "\(Paths.vaultctl) store \(name)", keys: "\u{04}")
         #expect(r.status == 1 && r.stdoutText.contains("Cancelled at the prompt; nothing was stored."), "\(r)")
+        #expect(sb.auditFileLines.last?.contains(#""result":"cancelled""#) == true, "a cancel, as Ctrl-C is: \(sb.auditFileLines)")
         #expect(try sb.vaultctl(["status", name]).stdoutText.hasPrefix("none:"))
     }
 

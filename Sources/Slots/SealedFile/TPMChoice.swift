@@ -28,7 +28,12 @@ public struct TPMChoice: Sendable, Equatable {
         }
         let group = getgrgid(st.st_gid).flatMap { $0.pointee.gr_name.map { String(cString: $0) } } ?? "gid \(st.st_gid)"
         let mode = String(st.st_mode & 0o777, radix: 8)
-        return "this machine has a TPM, but you may not open \(kernelDevice) (owner uid \(st.st_uid), group '\(group)', mode \(mode)); a member of the group '\(group)' may ('sudo usermod -aG \(group) YOU', then log in again), and that lets every program you run use the TPM, so it is a choice for the machine's owner"
+        let what = "this machine has a TPM, but you may not open \(kernelDevice) (owner uid \(st.st_uid), group '\(group)', mode \(mode))"
+        // Only a group that may read and write it, and is not root's, is worth naming.
+        guard st.st_mode & 0o060 == 0o060, st.st_gid != 0 else {
+            return "\(what); only root may, so joining a group would not help: the machine's owner can give users a TPM group (Debian's tpm-udev makes it root:tss 0660), or install vaultctl's gate, which uses the TPM root names for it"
+        }
+        return "\(what); a member of the group '\(group)' may ('sudo usermod -aG \(group) YOU', then log in again), and that lets every program you run use the TPM, so it is a choice for the machine's owner"
     }
     public static let kernelDevice = "/dev/tpmrm0"
 

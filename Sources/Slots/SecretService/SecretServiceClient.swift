@@ -538,12 +538,13 @@ final class SecretServiceClient {
     }
 
     /// Sets the secret of the item at `item` (`Item.SetSecret`); false when the item is gone (deleted
-    /// meanwhile), so the caller creates one.
+    /// meanwhile) or locked meanwhile, so the caller creates one (with the provider's prompt, if it asks).
     private func setSecret(_ wire: DBusValue, of item: String) throws(Failure) -> Bool {
         do {
             _ = try call(Self.method(item, Self.itemInterface, "SetSecret", [wire]))
         } catch {
-            if case .bus(.remote(let name, _)) = error, Self.isGone(name) { return false }
+            // Gone meanwhile, or locked meanwhile (the `CreateItem` way runs the provider's prompt for it).
+            if case .bus(.remote(let name, _)) = error, Self.isGone(name) || name == "org.freedesktop.Secret.Error.IsLocked" { return false }
             throw error
         }
         return true

@@ -139,6 +139,17 @@ public struct SecretServiceSlot: Slot {
         }
     }
 
+    public func unlockBeforeChange(_ name: SlotName) throws(SlotError) {
+        try run("unlocking slot '\(name)'", changes: false) { (c) throws(SecretServiceClient.Failure) in
+            let locked = try c.items(slot: name).filter(\.locked).map(\.path)
+            guard !locked.isEmpty else { return }
+            let unlocked = try c.unlock(locked, purpose: "unlock slot '\(name)' to change it (it is locked)")
+            guard locked.allSatisfy(unlocked.contains) else {
+                throw .slot(.locked("the provider did not unlock slot '\(name)' (its prompt completed without it: access denied?)"))
+            }
+        }
+    }
+
     @discardableResult
     public func delete(_ name: SlotName) throws(SlotError) -> Bool {
         try run("deleting slot '\(name)'", changes: true) { (c) throws(SecretServiceClient.Failure) -> Bool in

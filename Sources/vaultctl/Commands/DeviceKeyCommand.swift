@@ -19,7 +19,7 @@ enum DeviceKeyCommand {
             var message: String
             switch binding {
             case DeviceKeyBinding.tpm2.rawValue:
-                message = "The device key is in vaultctl-gate's protected store (/var/lib/vaultctl), sealed by the TPM (\(tpm ?? "none configured now")): only the gate can read it, and it cannot be unsealed on any other machine."
+                message = "The device key is in vaultctl-gate's protected store (/var/lib/vaultctl), sealed by a TPM: only the gate can read it, and it cannot be unsealed on any other machine. The gate reaches the TPM through \(tpm.map { "'\($0)'" } ?? "none now") (/etc/vaultctl/gate.conf); whether it answers is not checked here (the next read says)."
             case DeviceKeyBinding.machineID.rawValue:
                 message = "The device key is in vaultctl-gate's protected store (/var/lib/vaultctl), which only the gate can read; it is bound to this machine's id (/etc/machine-id), not sealed by a TPM."
                 if let tpm { message += " The gate has a TPM (\(tpm)) for new keys; this one stays as it is." }
@@ -50,9 +50,9 @@ enum DeviceKeyCommand {
         case .machineID?:
             message = "The device key is bound to this machine's id (/etc/machine-id): a restored backup does not open elsewhere, but a deliberate copy of the state folder to a machine with the same id does."
             if state.unfinished {
-                message += " A move under the TPM was started and not finished (\(Self.slots(state.machineIDSlots)) still under the machine-id key); run 'vaultctl device-key seal' again to finish it."
+                message += " A move under the TPM was started and not finished (\(Self.slots(state.machineIDSlots)) still under the machine-id key); run 'vaultctl device-key seal' again, with that TPM reachable, to finish it."
             } else if tpm != nil {
-                message += " A TPM is available (\(tpm!.tcti)): 'vaultctl device-key seal' moves the key under it."
+                message += " vaultctl can open a TPM here (\(tpm!.tcti), not asked whether it answers): 'vaultctl device-key seal' moves the key under it."
             } else {
                 message += " It cannot be moved under a TPM here: \(TPMChoice.noneReason)."
             }
