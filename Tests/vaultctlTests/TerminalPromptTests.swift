@@ -53,6 +53,12 @@ struct TerminalPromptTests {
         #expect(last.contains(#""command":"read""#) && last.contains(#""result":"cancelled""#) && last.contains(name), "\(sb.auditFileLines)")
         #expect(last.range(of: #""time":"20[0-9]{2}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]Z""#, options: .regularExpression) != nil, "the time Ctrl-C came: \(last)")
         #expect(try Self.failures(sb).isEmpty, "nothing counted")
+        // The terminal's echo is back afterwards (the shell around it ignores the Ctrl-C and asks stty; vaultctl
+        // gets SIGINT back at its default through env).
+        let after = try Self.typed(sb, "sh -c 'trap \\\"\\\" INT; env --default-signal=INT \(Paths.vaultctl) read \(name); stty -a'", keys: "\u{03}")
+        #expect(after.stdoutText.contains("vaultctl: cancelled."), "\(after.stdoutText.debugDescription)")
+        #expect(after.stdoutText.range(of: "(^|[ ;])echo([ ;]|$)", options: .regularExpression) != nil
+                && after.stdoutText.range(of: "(^|[ ;])-echo([ ;]|$)", options: .regularExpression) == nil, "echo is on: \(after.stdoutText.debugDescription)")
     }
 
     /// A SIGINT that vaultctl was started with ignored (a background job of a script) stays ignored: the
