@@ -19,7 +19,7 @@ DEBIAN_PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 # secret-tool for one step, pam_wrapper for the demo's PAM stack. Not the shells, sway or KeePassXC.
 DEMO_PACKAGES := libpam-wrapper gnome-keyring libsecret-tools dbus-daemon dbus libglib2.0-bin
 
-.PHONY: all deps build-deps demo-deps deb-deps build release dist test demo install uninstall clean fuzz bench bench-smoke sanitize deb deb-check
+.PHONY: all deps build-deps demo-deps deb-deps build release dist test demo install uninstall clean fuzz bench bench-smoke sanitize deb deb-check deb-cycle
 
 # `make`: as yourself, the release binary and the files `make install` copies (into $(DIST)).
 all: release
@@ -226,7 +226,7 @@ uninstall:
 # debhelper from the release build (the swift on PATH: the toolchain is not a Debian package); deb-check
 # runs lintian on it (no error, no warning; each override in debian/ says why) and checks its version is
 # vaultctl's own.
-DEB_PACKAGES := debhelper fakeroot lintian
+DEB_PACKAGES := debhelper fakeroot lintian debootstrap
 deb-deps: PACKAGES = $(BUILD_PACKAGES) $(DEB_PACKAGES)
 deb: deb-deps $(STATIC_CXX)/.made
 	@echo "make deb: building with $$(command -v $(SWIFT)) ($$($(SWIFT) --version 2>/dev/null | head -n 1))"
@@ -242,6 +242,11 @@ deb-check: deb
 	  rm -f .build/deb/vaultctl.bin; \
 	  [ "$$d" = "vaultctl $$v" ] || { echo "make deb-check: debian/changelog says $$v, the packaged binary '$$d'" >&2; exit 1; }; \
 	  echo "make deb-check: lintian clean; the package's vaultctl is $$d"
+
+# The package's install → use → upgrade → remove → purge cycle in a clean Debian 12 chroot (root, the
+# network once: the base system is kept in /var/cache/vaultctl-chroot; scripts/deb-cycle.sh says more).
+deb-cycle: deb
+	scripts/deb-cycle.sh .build/deb/vaultctl_*_amd64.deb
 
 clean:
 	$(SWIFT) package clean

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The Debian package's life in a clean Debian 12 chroot: install → use → upgrade → remove → purge, checking
+# after each step what the package says it does.
+#
+#   scripts/deb-cycle.sh PACKAGE.deb
+#
+# The base system (debootstrap --variant=minbase, with the libraries the package depends on) is made once
+# and kept in $VAULTCTL_CHROOT_CACHE (default /var/cache/vaultctl-chroot); each run works on an overlay of
+# it in a mount namespace of its own, so nothing of a run stays and nothing on the host changes. A user made
+# in the chroot with a password (chpasswd) stores and reads through vaultctl-gate on the real PAM stack
+# (pam_unix). The upgrade installs the same package with its version bumped (repacked, not rebuilt).
+# Needs root, debootstrap, unshare, and the network once (Debian's archive).
+set -euo pipefail
+
+deb=$(realpath "${1:?usage: deb-cycle.sh PACKAGE.deb}")
+cache=${VAULTCTL_CHROOT_CACHE:-/var/cache/vaultctl-chroot}
+base=$cache/bookworm
+libs=passwd,login,adduser,acl,libpam-runtime,libpam-modules,libpam-modules-bin,libsodium23,libgcrypt20,libsystemd0,libtss2-esys-3.0.2-0,libtss2-tctildr0,libtss2-mu0,libtss2-rc0
+fail() { echo "deb-cycle: $*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || fail "needs root (a mount namespace and a chroot)"
+if [ ! -e "$base/.complete" ]; then
+  command -v debootstrap >/dev/null || fail "debootstrap is missing (Debian package debootstrap; make deb-deps installs it)"
+  rm -rf "$base"
+  mkdir -p "$cache"
+  echo "deb-cycle: making the base system in $base (once; kept for later runs)"
+  debootstrap --variant=minbase --include="$libs" bookworm "$base" http://deb.debian.org/debian >"$cache/debootstrap.log" 2>&1 \
+    || fail "debootstrap failed; see $cache/debootstrap.log"
+  touch "$base/.complete"
+fi
+
+work=$(mktemp -d /tmp/vaultctl-deb-cycle.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/upper" "$work/work" "$work/root"
+cp "$deb" "$work/vaultctl.deb"
+# The upgrade: the same files, the version bumped by one Debian revision.
+dpkg-deb -R "$deb" "$work/repack"
+version=$(dpkg-deb -f "$deb" Version)
+bumped="${version%-*}-$(( ${version##*-} + 1 ))"
+sed -i "s/^Version: .*/Version: $bumped/" "$work/repack/DEBIAN/control"
+dpkg-deb -b "$work/repack" "$work/vaultctl-bumped.deb" >/dev/null
+
+cat > "$work/inside.sh" <<'INSIDE'
+set -euo pipefail
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8
+fail() { echo "deb-cycle: $*" >&2; exit 1; }
+step() { echo "deb-cycle: $*"; }
+gate=/usr/libexec/vaultctl/vaultctl-gate
+expect_mode() { # PATH OWNER:GROUP MODE
+  [ "$(stat -c '%U:%G %a' "$1")" = "$2 $3" ] || fail "$1 is $(stat -c '%U:%G %a' "$1"), not $2 $3"
+}
+as_alice() { setpriv --reuid alice --regid alice --init-groups env -i HOME=/home/alice PATH=/usr/bin:/bin "$@"; }
+check_installed() {
+  getent group vaultctl >/dev/null || fail "no group vaultctl"
+  expect_mode "$gate" root:vaultctl 2755
+  dpkg-statoverride --list "$gate" | grep -q "^root vaultctl 2755 $gate\$" || fail "no statoverride for the gate"
+  expect_mode /var/lib/vaultctl root:vaultctl 770
+  expect_mode /etc/pam.d/vaultctl root:root 644
+  [ -f /usr/share/man/man1/vaultctl.1.gz ] && [ -f /usr/share/bash-completion/completions/vaultctl ] \
+    && [ -f /usr/share/fish/vendor_completions.d/vaultctl.fish ] && [ -f /usr/share/doc/vaultctl/copyright ] \
+    || fail "a documented file is missing"
+}
+
+[ -s /etc/machine-id ] || tr -d '-' < /proc/sys/kernel/random/uuid > /etc/machine-id
+useradd -m -s /bin/sh alice
+echo 'alice:Corr3ct-horse' | chpasswd
+
+step "install"
+dpkg -i /tmp/vaultctl.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -i failed"; }
+check_installed
+step "use: alice stores and reads through the gate on pam_unix"
+printf 'alices-secret' | as_alice vaultctl store mail >/dev/null
+[ "$(printf 'Corr3ct-horse\n' | as_alice vaultctl read mail --password-stdin)" = alices-secret ] || fail "alice could not read her secret"
+printf 'wrong\n' | as_alice vaultctl read mail --password-stdin >/dev/null 2>&1 && fail "a wrong password read the secret"
+as_alice vaultctl status mail --json | grep -q '"boundary":"gate"' || fail "alice's vault is not behind the gate"
+[ -n "$(ls -A /var/lib/vaultctl)" ] || fail "nothing in the gate's store"
+as_alice ls /var/lib/vaultctl >/dev/null 2>&1 && fail "alice can look into the gate's store directly"
+
+step "upgrade (the version bumped), an administrator's statoverride kept"
+dpkg-statoverride --remove "$gate"
+dpkg-statoverride --update --add root vaultctl 2750 "$gate"
+dpkg -i /tmp/vaultctl-bumped.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "the upgrade failed"; }
+expect_mode "$gate" root:vaultctl 2750
+dpkg-statoverride --remove "$gate"
+dpkg-statoverride --update --add root vaultctl 2755 "$gate"
+check_installed
+[ "$(printf 'Corr3ct-horse\n' | as_alice vaultctl read mail --password-stdin)" = alices-secret ] || fail "the upgrade lost alice's secret"
+
+step "remove: the programs go, people's data and the configuration stay"
+dpkg -r vaultctl >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -r failed"; }
+[ ! -e /usr/bin/vaultctl ] && [ ! -e "$gate" ] || fail "a program is left after remove"
+[ -d /var/lib/vaultctl ] && [ -n "$(ls -A /var/lib/vaultctl)" ] || fail "remove took people's data"
+[ -f /etc/vaultctl/policy.json ] || fail "remove took a conffile"
+
+step "purge: nothing of the package left but /var/lib/vaultctl"
+dpkg -P vaultctl >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -P failed"; }
+grep -q "kept /var/lib/vaultctl" /tmp/dpkg.log || fail "purge did not say that it kept /var/lib/vaultctl"
+[ -d /var/lib/vaultctl ] && [ -n "$(ls -A /var/lib/vaultctl)" ] || fail "purge took people's data"
+dpkg-statoverride --list "$gate" >/dev/null 2>&1 && fail "purge left the gate's statoverride"
+left=$(dpkg-deb -c /tmp/vaultctl.deb | awk '{print $6}' | sed 's|^\.||' | while read -r p; do
+  [ -n "$p" ] && [ "$p" != / ] && [ -e "$p" ] && [ ! -d "$p" ] && echo "$p"; done || true)
+[ -z "$left" ] || fail "purge left: $left"
+[ ! -e /etc/vaultctl ] && [ ! -e /etc/pam.d/vaultctl ] || fail "purge left configuration in /etc"
+step "done"
+INSIDE
+
+unshare -m --propagation private bash -c '
+  set -euo pipefail
+  work=$1 base=$2
+  mount -t overlay overlay -o "lowerdir=$base,upperdir=$work/upper,workdir=$work/work" "$work/root"
+  mount -t proc proc "$work/root/proc"
+  mount --rbind /dev "$work/root/dev"
+  mount -t tmpfs tmpfs "$work/root/tmp"
+  mount -t tmpfs tmpfs "$work/root/run"
+  cp "$work/vaultctl.deb" "$work/vaultctl-bumped.deb" "$work/inside.sh" "$work/root/tmp/"
+  chroot "$work/root" /bin/bash /tmp/inside.sh
+' deb-cycle "$work" "$base"
