@@ -57,7 +57,8 @@ check_installed() {
   expect_mode /var/lib/vaultctl root:vaultctl 770
   expect_mode /etc/pam.d/vaultctl root:root 644
   [ -f /usr/share/man/man1/vaultctl.1.gz ] && [ -f /usr/share/bash-completion/completions/vaultctl ] \
-    && [ -f /usr/share/fish/vendor_completions.d/vaultctl.fish ] && [ -f /usr/share/doc/vaultctl/copyright ] \
+    && [ -f /usr/share/fish/vendor_completions.d/vaultctl.fish ] && [ -f /usr/share/zsh/vendor-completions/_vaultctl ] \
+    && [ -f /usr/share/doc/vaultctl/copyright ] && [ -f /lib/udev/rules.d/60-vaultctl.rules ] \
     || fail "a documented file is missing"
 }
 
