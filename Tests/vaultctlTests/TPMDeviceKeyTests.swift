@@ -305,8 +305,9 @@ struct TPMDeviceKeyTests {
         #expect(s2.status == 69 && s2.stderr.contains("looked for at \(lonely)/vaultctl-tpm"), "\(s2)")
     }
 
-    /// A group that is not Debian's `staff` (for the group-writable folder case).
-    static var nonStaffGroup: gid_t { getgrnam("users")?.pointee.gr_gid ?? 100 }
+    /// Debian's `staff` group (gid 50), or `users` where there is none: a group-writable folder is refused
+    /// whatever its group.
+    static var staffGroup: gid_t { getgrnam("staff")?.pointee.gr_gid ?? getgrnam("users")?.pointee.gr_gid ?? 100 }
 
     /// A helper that others could replace is never run (it would be handed the seed): 78, with what is wrong.
     @Test func aHelperOthersCouldReplaceIsRefusedWith78() throws {
@@ -334,8 +335,8 @@ struct TPMDeviceKeyTests {
             ("group-writable helper", { chmod(helper, 0o775) }, { chmod(helper, 0o755) }, "writable by its group or others (mode 775)"),
             ("world-writable helper", { chmod(helper, 0o757) }, { chmod(helper, 0o755) }, "writable by its group or others (mode 757)"),
             ("world-writable folder", { chmod(folder, 0o777) }, { chmod(folder, 0o755) }, "its folder \(folder) is writable by its group or others"),
-            // A group-writable folder is trusted only when root owns it and the group is Debian's staff.
-            ("group-writable folder (not staff)", { chown(folder, 0, Self.nonStaffGroup); chmod(folder, 0o2775) },
+            // Group-writable, whatever the group (Debian's staff included: /usr/local/bin is root:staff 2775).
+            ("group-writable folder", { chown(folder, 0, Self.staffGroup); chmod(folder, 0o2775) },
              { chown(folder, getuid(), getgid()); chmod(folder, 0o755) }, "its folder \(folder) is writable by its group or others"),
             ("helper owned by another user", { chown(helper, 65534, 65534) }, { chown(helper, getuid(), getgid()) }, "is owned by uid 65534"),
         ]
@@ -348,17 +349,21 @@ struct TPMDeviceKeyTests {
             #expect(Self.snapshot(sb) == before, "\(what)")
             mend()
         }
-        // Debian's /usr/local layout (root:staff 2775, where /etc/staff-group-for-usr-local exists): trusted,
-        // since staff can already put programs ahead of /usr/bin in root's PATH (issue 26, point 3).
-        if let staff = getgrnam("staff")?.pointee.gr_gid {
-            try #require(chown(folder, 0, staff) == 0 && chmod(folder, 0o2775) == 0)
-            let onStaff = read()
-            #expect(onStaff.status == 0 && onStaff.stdout == secret, "a root:staff 2775 folder: \(onStaff)")
-            #expect(Paths.exists(ran), "the helper ran")
-            unlink(ran)
-            chown(folder, getuid(), getgid())
-            chmod(folder, 0o755)
-        }
+        // Debian's /usr/local layout (issue 26, point 3): bin/ is root:staff 2775, so a helper there is refused;
+        // the installed one in PREFIX/libexec/vaultctl/ (made by install -d: 2755, not group-writable) is used.
+        let prefix = try Fixtures.makeFolder("staff-prefix")
+        let bin = "\(prefix)/bin", libexec = "\(prefix)/libexec/vaultctl"
+        try #require(mkdir(bin, 0o755) == 0 && mkdir("\(prefix)/libexec", 0o755) == 0 && mkdir(libexec, 0o755) == 0)
+        let staffCopy = ProcessRunner.run(Paths.tool("cp"), [Paths.vaultctl, "\(bin)/vaultctl"], environment: Fixtures.baseEnvironment)
+        try #require(staffCopy.status == 0, "\(staffCopy)")
+        try #require(FileText.write("\(bin)/vaultctl-tpm", "#!/bin/sh\necho bin >> '\(ran)'\nexit 1\n", mode: 0o755))
+        try #require(FileText.write("\(libexec)/vaultctl-tpm", script, mode: 0o755))
+        try #require(chmod("\(bin)/vaultctl-tpm", 0o755) == 0 && chmod("\(libexec)/vaultctl-tpm", 0o755) == 0)
+        try #require(chown(bin, 0, Self.staffGroup) == 0 && chmod(bin, 0o2775) == 0 && chmod(libexec, 0o2755) == 0)
+        let onStaff = ProcessRunner.run("\(bin)/vaultctl", ["read", name], environment: env).droppingPAMWrapperNoise()
+        #expect(onStaff.status == 0 && onStaff.stdout == secret, "a root:staff 2775 bin/: \(onStaff)")
+        #expect(FileText.read(ran) == "ran\n", "the libexec helper ran, never the one in bin/: \(FileText.read(ran) ?? "")")
+        unlink(ran)
         // A link to a helper in a folder others can write is judged by where it leads.
         let shared = try Fixtures.makeFolder("shared")
         try #require(chmod(shared, 0o777) == 0 && rename(helper, "\(shared)/vaultctl-tpm") == 0)

@@ -83,25 +83,29 @@ enum TPMHelper {
         try blob.withTypedUnsafeBytes { (raw) throws(TPMFailure) -> SecretBytes in try run("unseal", tcti: tcti, input: raw) }
     }
 
-    /// The helper's path: beside the running executable.
+    /// The helper's path: the installed one beside vaultctl-gate (`PREFIX/libexec/vaultctl/`, as `make install`
+    /// and the package put it) when there is one, else beside the running executable (a build tree, the gate
+    /// itself). The libexec folder is one `install -d` made, not writable by its group: on Debian's
+    /// `/usr/local` (`root:staff 2775`, where `/etc/staff-group-for-usr-local` exists) `bin/` is writable by
+    /// group staff, so a helper there is refused, and no exception to the trust rule is needed.
     static var path: String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard n > 0 else { return nil }
         let exe = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         guard let slash = exe.lastIndex(of: "/") else { return nil }
-        return "\(exe[..<slash])/\(fileName)"
+        let folder = String(exe[..<slash])
+        let prefix = SecureFile.parent(of: folder)
+        let installed = "\(prefix == "/" ? "" : prefix)/libexec/vaultctl/\(fileName)"
+        if installed != "\(folder)/\(fileName)", access(installed, F_OK) == 0 { return installed }
+        return "\(folder)/\(fileName)"
     }
 
     /// Why the helper at `path` may not be run, or nil when it may. The file (after symbolic links) must be
     /// a regular, executable file owned by root or this user that neither its group nor others can write;
     /// the folder it is in, and the folder of the name vaultctl found, must be owned likewise and writable
     /// by nobody else. Anyone who could replace the helper would be handed the device key's seed.
-    ///
-    /// One exception, for folders only: a folder root owns whose group is Debian's `staff` (`/usr/local/bin`
-    /// is `root:staff 2775` where `/etc/staff-group-for-usr-local` exists). Members of `staff` can already
-    /// put programs in `/usr/local/bin` that root's PATH finds before `/usr/bin`: Debian documents the group
-    /// as root-equivalent, so trusting its folders gives nobody anything they did not have.
+
     static func distrust(_ path: String) -> String? {
         // In vaultctl-gate (set-group-ID: its group is not the caller's), the caller is not trusted: only a
         // helper root owns, in folders root owns, runs with the gate's group.
@@ -123,17 +127,11 @@ enum TPMHelper {
         for folder in folders {
             guard stat(folder, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else { return "its folder \(folder) cannot be examined" }
             guard owner(st) else { return "its folder \(folder) is owned by uid \(st.st_uid), not by root or you" }
-            guard st.st_mode & 0o002 == 0, st.st_mode & 0o020 == 0 || (st.st_uid == 0 && isStaff(st.st_gid)) else {
+            guard st.st_mode & 0o022 == 0 else {
                 return "its folder \(folder) is writable by its group or others (mode \(String(st.st_mode & 0o7777, radix: 8))), so another user could replace it"
             }
         }
         return nil
-    }
-
-    /// Whether `gid` is the group named `staff` (Debian's group for /usr/local, gid 50 there).
-    static func isStaff(_ gid: gid_t) -> Bool {
-        guard let group = getgrgid(gid), let name = group.pointee.gr_name else { return false }
-        return String(cString: name) == "staff"
     }
 
     private static func run(_ operation: String, tcti: String, input: UnsafeRawBufferPointer) throws(TPMFailure) -> SecretBytes {
