@@ -99,7 +99,9 @@ extension Vault {
         }
         // The value is elsewhere than it was when the person was asked: moving it needs a move's prompt.
         guard case .move = authorized else { throw .changedMeanwhile(name) }
-        if locked && !slot(source).canAskToUnlock {
+        // Unlocked before the change lock (the provider's prompt after PAM); locked now, it was locked again
+        // meanwhile: refused, never a prompt that waits for a person while the lock is held.
+        if locked {
             throw .slot(.lockedValue(name))
         }
         let value: SecretBytes

@@ -214,8 +214,10 @@ public struct Vault: Sendable {
         let recorded = try record.load()[name]
         try record.checkLock()
         // Ask the sync slot first, so a locked keyring refuses the delete before anything is removed.
+        // (A copy the provider kept locked was unlocked before the change lock; locked now, it was locked again
+        // meanwhile: refused, never a prompt that waits for a person while the lock is held.)
         let inSync = sync.holding(name)
-        if case .holds(locked: true) = inSync, !sync.canAskToUnlock {
+        if case .holds(locked: true) = inSync {
             throw .slot(.lockedValue(name))
         }
         // Reads look in the recorded slot first, then in the other one: the copies are removed in the

@@ -52,7 +52,6 @@ enum Interruption {
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { sig in
             EchoRestore.restoreNow()
-            Interruption.message.withUTF8Buffer { _ = write(2, $0.baseAddress, $0.count) }
             if Interruption.auditPending.exchange(0, ordering: .sequentiallyConsistent) != 0,
                let line = Interruption.line, let path = Interruption.logPath {
                 Interruption.writeTime(into: line + Interruption.timeOffset)
@@ -66,6 +65,15 @@ enum Interruption {
                     }
                     close(fd)
                 }
+            }
+            // The words last, and only if standard error takes them now (a pipe nobody reads must not hold
+            // the process: SIGINT is masked while this runs, so a second Ctrl-C could not end it).
+            var out = pollfd(fd: 2, events: Int16(POLLOUT), revents: 0)
+            if poll(&out, 1, 0) == 1, out.revents & Int16(POLLOUT) != 0 {
+                let flags = fcntl(2, F_GETFL)
+                if flags >= 0 { _ = fcntl(2, F_SETFL, flags | O_NONBLOCK) }
+                Interruption.message.withUTF8Buffer { _ = write(2, $0.baseAddress, $0.count) }
+                if flags >= 0 { _ = fcntl(2, F_SETFL, flags) }
             }
             signal(sig, SIG_DFL)
             raise(sig)

@@ -514,13 +514,16 @@ final class SecretServiceClient {
         let wire = Self.secretStructure(secret, session: session)
         // A value of this slot already in the default collection is replaced in place (`Item.SetSecret`):
         // KeePassXC asks the person to confirm a `CreateItem` that replaces an item, even with its access
-        // confirmation off, and takes `SetSecret` as it is. The newest copy, the one a read serves. An item
-        // the provider keeps locked (KeePassXC's "confirm access"), or a search made while the collection
-        // was locked, goes the `CreateItem` way, whose prompt asks the person.
-        if !collectionWasLocked, let v = try? Self.values(replies[1]), v.count == 2, let unlocked = v[0].objectPaths,
-           case let ours = unlocked.filter({ Self.parent(of: $0) == collection }), !ours.isEmpty,
-           let item = try newest(ours.map { Item(path: $0, locked: false) }) {
-            if try setSecret(wire, of: item.path) { return }
+        // confirmation off, and takes `SetSecret` as it is. An item the provider keeps locked (KeePassXC's
+        // "confirm access"), or a search made while the collection was locked, goes the `CreateItem` way,
+        // whose prompt asks the person.
+        // Only when it is the one item of this slot in the whole provider: with copies (another program may
+        // plant one, and make it the newest), `CreateItem` decides as before, so a secret never goes into an
+        // item this process would not have written to.
+        if !collectionWasLocked, let v = try? Self.values(replies[1]), v.count == 2,
+           let unlocked = v[0].objectPaths, let locked = v[1].objectPaths,
+           unlocked.count == 1, locked.isEmpty, Self.parent(of: unlocked[0]) == collection {
+            if try setSecret(wire, of: unlocked[0]) { return }
         }
         let properties = DBusValue.array(element: "{sv}", [
             .dictEntry(.string("org.freedesktop.Secret.Item.Label"), .variant(.string(label))),
@@ -538,13 +541,19 @@ final class SecretServiceClient {
     }
 
     /// Sets the secret of the item at `item` (`Item.SetSecret`); false when the item is gone (deleted
-    /// meanwhile) or locked meanwhile, so the caller creates one (with the provider's prompt, if it asks).
+    /// meanwhile), so the caller creates one.
     private func setSecret(_ wire: DBusValue, of item: String) throws(Failure) -> Bool {
         do {
             _ = try call(Self.method(item, Self.itemInterface, "SetSecret", [wire]))
         } catch {
-            // Gone meanwhile, or locked meanwhile (the `CreateItem` way runs the provider's prompt for it).
-            if case .bus(.remote(let name, _)) = error, Self.isGone(name) || name == "org.freedesktop.Secret.Error.IsLocked" { return false }
+            if case .bus(.remote(let name, _)) = error {
+                if Self.isGone(name) { return false }  // deleted meanwhile: created anew
+                // Locked again since it was unlocked (before the change lock): refused, never a prompt that
+                // waits for a person while the change lock is held.
+                if name == "org.freedesktop.Secret.Error.IsLocked" {
+                    throw .slot(.locked("the provider locked the item again while vaultctl was storing; try again"))
+                }
+            }
             throw error
         }
         return true
