@@ -230,7 +230,7 @@ DEB_PACKAGES := debhelper fakeroot lintian debootstrap
 deb-deps: PACKAGES = $(BUILD_PACKAGES) $(DEB_PACKAGES)
 deb: deb-deps $(STATIC_CXX)/.made
 	@echo "make deb: building with $$(command -v $(SWIFT)) ($$($(SWIFT) --version 2>/dev/null | head -n 1))"
-	rm -rf .build/deb && mkdir -p .build/deb
+	rm -rf .build/deb debian/.debhelper debian/vaultctl debian/debhelper-build-stamp debian/files && mkdir -p .build/deb
 	debian/rules build
 	fakeroot debian/rules binary
 	@ls .build/deb
@@ -246,7 +246,7 @@ deb-check: deb
 # The package's install → use → upgrade → remove → purge cycle in a clean Debian 12 chroot (root, the
 # network once: the base system is kept in /var/cache/vaultctl-chroot; scripts/deb-cycle.sh says more).
 deb-cycle: deb
-	scripts/deb-cycle.sh .build/deb/vaultctl_*_amd64.deb
+	$$( [ "$$(id -u)" = 0 ] || echo sudo ) scripts/deb-cycle.sh .build/deb/vaultctl_*_amd64.deb
 
 clean:
 	$(SWIFT) package clean

@@ -19,14 +19,15 @@ libs=passwd,login,adduser,acl,libpam-runtime,libpam-modules,libpam-modules-bin,l
 fail() { echo "deb-cycle: $*" >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || fail "needs root (a mount namespace and a chroot)"
-if [ ! -e "$base/.complete" ]; then
+# The base is made again when the packages it must hold change (the stamp names them).
+if [ "$(cat "$base/.complete" 2>/dev/null)" != "$libs" ]; then
   command -v debootstrap >/dev/null || fail "debootstrap is missing (Debian package debootstrap; make deb-deps installs it)"
   rm -rf "$base"
   mkdir -p "$cache"
   echo "deb-cycle: making the base system in $base (once; kept for later runs)"
   debootstrap --variant=minbase --include="$libs" bookworm "$base" http://deb.debian.org/debian >"$cache/debootstrap.log" 2>&1 \
     || fail "debootstrap failed; see $cache/debootstrap.log"
-  touch "$base/.complete"
+  printf '%s' "$libs" > "$base/.complete"
 fi
 
 work=$(mktemp -d /tmp/vaultctl-deb-cycle.XXXXXX)
@@ -56,6 +57,11 @@ check_installed() {
   dpkg-statoverride --list "$gate" | grep -q "^root vaultctl 2755 $gate\$" || fail "no statoverride for the gate"
   expect_mode /var/lib/vaultctl root:vaultctl 770
   expect_mode /etc/pam.d/vaultctl root:root 644
+  expect_mode /usr/libexec/vaultctl/vaultctl-tpm root:root 755
+  expect_mode /etc/vaultctl/policy.json root:root 644
+  expect_mode /etc/vaultctl/gate.conf root:root 644
+  [ -L /usr/bin/git-credential-vaultctl ] && [ "$(readlink /usr/bin/git-credential-vaultctl)" = vaultctl ] || fail "no git-credential-vaultctl link"
+  dpkg --verify vaultctl || fail "dpkg --verify found changed files"
   [ -f /usr/share/man/man1/vaultctl.1.gz ] && [ -f /usr/share/bash-completion/completions/vaultctl ] \
     && [ -f /usr/share/fish/vendor_completions.d/vaultctl.fish ] && [ -f /usr/share/zsh/vendor-completions/_vaultctl ] \
     && [ -f /usr/share/doc/vaultctl/copyright ] && [ -f /lib/udev/rules.d/60-vaultctl.rules ] \
@@ -92,6 +98,8 @@ dpkg -r vaultctl >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -r faile
 [ ! -e /usr/bin/vaultctl ] && [ ! -e "$gate" ] || fail "a program is left after remove"
 [ -d /var/lib/vaultctl ] && [ -n "$(ls -A /var/lib/vaultctl)" ] || fail "remove took people's data"
 [ -f /etc/vaultctl/policy.json ] || fail "remove took a conffile"
+dpkg-statoverride --list "$gate" >/dev/null 2>&1 || fail "remove took the gate's statoverride"
+getent group vaultctl >/dev/null || fail "remove took the group"
 
 step "purge: nothing of the package left but /var/lib/vaultctl"
 dpkg -P vaultctl >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -P failed"; }
@@ -99,9 +107,11 @@ grep -q "kept /var/lib/vaultctl" /tmp/dpkg.log || fail "purge did not say that i
 [ -d /var/lib/vaultctl ] && [ -n "$(ls -A /var/lib/vaultctl)" ] || fail "purge took people's data"
 dpkg-statoverride --list "$gate" >/dev/null 2>&1 && fail "purge left the gate's statoverride"
 left=$(dpkg-deb -c /tmp/vaultctl.deb | awk '{print $6}' | sed 's|^\.||' | while read -r p; do
-  [ -n "$p" ] && [ "$p" != / ] && [ -e "$p" ] && [ ! -d "$p" ] && echo "$p"; done || true)
+  [ -n "$p" ] && [ "$p" != / ] && { [ -e "$p" ] || [ -L "$p" ]; } && [ ! -d "$p" ] && echo "$p"; done || true)
 [ -z "$left" ] || fail "purge left: $left"
 [ ! -e /etc/vaultctl ] && [ ! -e /etc/pam.d/vaultctl ] || fail "purge left configuration in /etc"
+expect_mode /var/lib/vaultctl root:vaultctl 770
+getent group vaultctl >/dev/null || fail "purge took the group, which the kept store belongs to"
 step "done"
 INSIDE
 
@@ -110,7 +120,9 @@ unshare -m --propagation private bash -c '
   work=$1 base=$2
   mount -t overlay overlay -o "lowerdir=$base,upperdir=$work/upper,workdir=$work/work" "$work/root"
   mount -t proc proc "$work/root/proc"
-  mount --rbind /dev "$work/root/dev"
+  # A /dev of its own: the usual nodes only, no device of the host (no TPM).
+  mount -t tmpfs -o mode=755 tmpfs "$work/root/dev"
+  for n in null zero full random urandom tty; do touch "$work/root/dev/$n"; mount --bind "/dev/$n" "$work/root/dev/$n"; done
   mount -t tmpfs tmpfs "$work/root/tmp"
   mount -t tmpfs tmpfs "$work/root/run"
   cp "$work/vaultctl.deb" "$work/vaultctl-bumped.deb" "$work/inside.sh" "$work/root/tmp/"

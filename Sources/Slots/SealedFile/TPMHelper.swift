@@ -61,8 +61,8 @@ public enum TPMFailure: Error, Equatable, Sendable {
 ///
 /// Why a helper: tpm2-tss's ESAPI pulls in libcrypto, and loading it (and libtss2-sys) cost every vaultctl
 /// command about 2 ms of start-up, TPM or not; now only a command that seals or unseals pays it, in a
-/// process of its own. The helper is the file `vaultctl-tpm` beside the running `vaultctl` (the same
-/// folder), run only when it is as safe as vaultctl itself: a regular file owned by root or this user and
+/// process of its own. The helper is `vaultctl-tpm` in `PREFIX/libexec/vaultctl/` when installed there,
+/// else beside the running `vaultctl` (`path`), run only when it is as safe as vaultctl itself: a regular file owned by root or this user and
 /// writable by nobody else, in a folder likewise (as sudo and sshd judge what they run; see `distrust`).
 /// The seed crosses only the pipes between the two, never argv or the environment. Everything is bounded: the helper gives up on the TPM after 5 s and says so, and
 /// is killed if it has not finished within `deadlineSeconds`.
