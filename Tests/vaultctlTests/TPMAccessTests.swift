@@ -23,6 +23,11 @@ struct TPMAccessTests {
             var st = stat()
             if stat(parent, &st) == 0 && st.st_mode & 0o001 == 0 { chmod(parent, mode_t(st.st_mode & 0o7777) | 0o111) }
         }
+        // The user runs a copy in this folder: the build tree may be under a folder only root may enter
+        // (a CI clone in a 0700 temporary folder).
+        let binary = "\(folder)/vaultctl"
+        let copy = ProcessRunner.run(Paths.tool("cp"), [Paths.vaultctl, binary], environment: Fixtures.baseEnvironment)
+        try #require(copy.status == 0 && chmod(binary, 0o755) == 0, "\(copy)")
         let home = "\(folder)/home"
         mkdir(home, 0o700)
         chown(home, 65534, 65534)
@@ -34,7 +39,7 @@ struct TPMAccessTests {
             for n in null zero urandom random; do touch /dev/$n; mount --bind '\(folder)/olddev'/$n /dev/$n; done
             \(node ?? ":")
             exec setpriv --reuid 65534 --regid 65534 --clear-groups env -i HOME='\(home)' PATH=/usr/bin:/bin \
-              V='\(Paths.vaultctl)' /bin/sh -c '\(commands)'
+              V='\(binary)' /bin/sh -c '\(commands)'
             """
         return ProcessRunner.run("/usr/bin/unshare", ["-m", "--propagation", "private", "/bin/sh", "-c", script],
                                  environment: Fixtures.baseEnvironment)
