@@ -117,7 +117,7 @@ public final class GateSession {
             }
             let reply: GateFrame
             do throws(VaultError) {
-                reply = GateFrame(.ok, try handle(request, value: value))
+                reply = GateFrame(.ok, body: try handle(request, value: value))
             } catch {
                 reply = GateFrame(.refused, text: GateRefusal.encode(error))
             }
@@ -125,7 +125,7 @@ public final class GateSession {
         }
     }
 
-    func handle(_ request: GateRequest, value given: SecretBytes?) throws(VaultError) -> SecretBytes {
+    func handle(_ request: GateRequest, value given: SecretBytes?) throws(VaultError) -> GatePayload {
         switch request {
         case .holding(let name):
             guard try store.exists() else { return Self.text("empty") }
@@ -180,7 +180,7 @@ public final class GateSession {
             // The line is in the log before the value leaves; one that cannot be written stops it.
             try append("read", name, "ok")
             readOnce.insert(name)
-            return value
+            return .secret(value)
         case .store(let name):
             try admit()
             guard let value = given else { throw .badInput("vaultctl-gate got no value after the store request") }
@@ -393,6 +393,7 @@ public final class GateSession {
         try? append(command, name, result, reason: reason)
     }
 
-    static func text(_ s: String) -> SecretBytes { Array(s.utf8).withUnsafeBytes { SecretBytes(copying: $0) } }
+    /// An answer of protocol text (a look, names, a log): no secret, so no zeroizing buffer.
+    static func text(_ s: String) -> GatePayload { .plain(Array(s.utf8)) }
 
 }

@@ -329,9 +329,10 @@ final class GateTests {
         for step in 1...60 {
             m.reset()
             vaultFromBeforeTheGate([("a", "aaa"), ("b", "bbb")])
-            // SIGKILL at the step-th write of vaultctl (a frame to the gate, a file), the gate left to itself.
+            // SIGKILL at the step-th write of vaultctl to a file (write) or the step-th frame to the gate (writev),
+            // whichever comes first (strace counts each system call of the set on its own), the gate left to itself.
             let run = m.run("alice", ["device-key", "protect", "--password-stdin"], stdin: .text("alice-pw\n"),
-                            wrap: ["/usr/bin/strace", "-o", "/dev/null", "-e", "trace=write", "-e", "inject=write:signal=KILL:when=\(step)", "--"])
+                            wrap: ["/usr/bin/strace", "-o", "/dev/null", "-e", "trace=write,writev", "-e", "inject=write,writev:signal=KILL:when=\(step)", "--"])
             for (slot, value) in [("a", "aaa"), ("b", "bbb")] {
                 let r = read("alice", slot, password: "alice-pw")
                 #expect(r.status == 0 && r.stdoutText == value, "killed at write \(step): \(slot): \(r)")

@@ -30,9 +30,15 @@ public enum GateWord: String, Sendable, CaseIterable {
 
     /// The longest payload: a secret's 64 KiB for values, 4 KiB for words and messages.
     public var maximumPayload: Int {
+        carriesSecret ? SecretBytes.maximumCount : 4096
+    }
+
+    /// The words whose payload may be a secret (a store's value, a password, a read's result): read into and
+    /// written from `SecretBytes`. The others carry only the protocol's words and messages.
+    public var carriesSecret: Bool {
         switch self {
-        case .secret, .answer, .ok: return SecretBytes.maximumCount
-        default: return 4096
+        case .secret, .answer, .ok: return true
+        default: return false
         }
     }
 
@@ -40,27 +46,78 @@ public enum GateWord: String, Sendable, CaseIterable {
     public var fromClient: Bool { [.request, .secret, .answer, .cancel].contains(self) }
 }
 
+/// What a frame carries: a zeroizing buffer for the words that may carry a secret (`GateWord.carriesSecret`:
+/// a value, a password, a read's result), plain bytes for the ones that only ever carry the protocol's own
+/// words (a request, a prompt's text, a refusal). Each `sodium_malloc` costs tens of microseconds (guard
+/// pages, `mlock`), and a protected read is a handful of frames: only what may be a secret pays for it.
+public enum GatePayload {
+    case secret(SecretBytes)
+    case plain([UInt8])
+
+    public var count: Int {
+        switch self {
+        case .secret(let s): return s.count
+        case .plain(let p): return p.count
+        }
+    }
+
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        switch self {
+        case .secret(let s): return s.withUnsafeBytes(body)
+        case .plain(let p): return p.withUnsafeBytes(body)
+        }
+    }
+}
+
 /// One frame of the protocol between `vaultctl` and `vaultctl-gate` on the gate's standard input and
 /// output: a header line `WORD LENGTH\n` (a `GateWord`, one space, the payload's length in decimal without
 /// leading zeros, at most the word's `maximumPayload`), then exactly LENGTH bytes, which may be anything.
-/// Parsing is strict: anything else ends the exchange. Payloads always live in `SecretBytes`, since some
-/// are passwords and values.
+/// Parsing is strict: anything else ends the exchange. The payloads of words that may carry a password or
+/// a value live in `SecretBytes`; the others are protocol text.
 public struct GateFrame {
     public let word: GateWord
-    public let payload: SecretBytes
+    public let body: GatePayload
 
+    /// A frame whose payload is `payload` itself (no copy).
     public init(_ word: GateWord, _ payload: SecretBytes) {
         self.word = word
-        self.payload = payload
+        body = .secret(payload)
     }
 
+    /// A frame of protocol text (never a secret: those come as `SecretBytes`).
     public init(_ word: GateWord, text: String) {
         self.word = word
-        payload = Array(text.utf8).withUnsafeBytes { SecretBytes(copying: $0) }
+        body = .plain(Array(text.utf8))
+    }
+
+    public init(_ word: GateWord, body: GatePayload) {
+        self.word = word
+        self.body = body
+    }
+
+    /// A frame of protocol bytes as read (a word that never carries a secret).
+    init(_ word: GateWord, plain: [UInt8]) {
+        self.word = word
+        body = .plain(plain)
+    }
+
+    /// A frame as read: a zeroizing buffer for the words that may carry a secret, plain bytes otherwise.
+    init(_ word: GateWord, reading bytes: UnsafeRawBufferPointer) {
+        self.word = word
+        body = word.carriesSecret ? .secret(SecretBytes(copying: bytes)) : .plain(Array(bytes))
+    }
+
+    /// The payload in a zeroizing buffer: itself for a word that may carry a secret (as read or made), a copy
+    /// for protocol text.
+    public var payload: SecretBytes {
+        switch body {
+        case .secret(let s): return s
+        case .plain(let p): return p.withUnsafeBytes { SecretBytes(copying: $0) }
+        }
     }
 
     /// The payload as text (for words that carry text): invalid UTF-8 is repaired, never trusted.
-    public var text: String { payload.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
+    public var text: String { body.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
 
     /// The longest header line, newline excluded: the longest word, a space, six digits.
     static let maximumHeader = 13 + 1 + 6
@@ -77,12 +134,16 @@ public struct GateFrame {
         return (word, length)
     }
 
-    /// The frame as written: header and payload, in one zeroizing buffer.
+    /// The header line as written.
+    var header: [UInt8] { Array("\(word.rawValue) \(body.count)\n".utf8) }
+
+    /// The frame as written: header and payload, in one zeroizing buffer (for tests and the fuzz oracle;
+    /// `write(to:)` writes the two parts without this copy).
     public func encoded() -> SecretBytes {
-        let header = Array("\(word.rawValue) \(payload.count)\n".utf8)
-        let out = SecretBytes(capacity: header.count + payload.count)
+        let header = self.header
+        let out = SecretBytes(capacity: header.count + body.count)
         header.withUnsafeBytes { _ = out.append($0) }
-        payload.withUnsafeBytes { _ = out.append($0) }
+        body.withUnsafeBytes { _ = out.append($0) }
         return out
     }
 
@@ -90,23 +151,37 @@ public struct GateFrame {
     /// output is: a CLI that stops reading cannot hold the gate, and the rate-limit place it has, for ever).
     public static let writeSeconds = 30.0
 
-    /// Writes the frame to `fd` whole; false when any part could not be written (a short write is a failure),
-    /// or, on a non-blocking descriptor, when the other side took none of it for `writeSeconds`.
+    /// Writes the frame to `fd` whole, header and payload with one `writev` where the pipe takes them at
+    /// once; false when any part could not be written (a short write is a failure), or, on a non-blocking
+    /// descriptor, when the other side took none of it for `writeSeconds`.
     @discardableResult
     public func write(to fd: Int32) -> Bool {
-        let bytes = encoded()
-        return bytes.withUnsafeBytes { raw -> Bool in
-            let deadline = Deadline(secondsFromNow: Self.writeSeconds)
-            var done = 0
-            while done < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
-                if n > 0 { done += n; continue }
-                if n < 0 && errno == EINTR { continue }
-                guard n < 0 && errno == EAGAIN else { return false }
-                var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                guard poll(&p, 1, deadline.remainingMilliseconds) > 0 else { return false }
+        let header = self.header
+        return header.withUnsafeBytes { head in
+            body.withUnsafeBytes { payload in
+                let parts = [head, payload]
+                let total = head.count + payload.count
+                let deadline = Deadline(secondsFromNow: Self.writeSeconds)
+                var done = 0
+                while done < total {
+                    var vectors: [iovec] = []
+                    var skipped = 0
+                    for part in parts {
+                        let from = max(done - skipped, 0)
+                        if from < part.count {
+                            vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: part.baseAddress! + from), iov_len: part.count - from))
+                        }
+                        skipped += part.count
+                    }
+                    let n = vectors.withUnsafeBufferPointer { writev(fd, $0.baseAddress, Int32($0.count)) }
+                    if n > 0 { done += n; continue }
+                    if n < 0 && errno == EINTR { continue }
+                    guard n < 0 && errno == EAGAIN else { return false }
+                    var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                    guard poll(&p, 1, deadline.remainingMilliseconds) > 0 else { return false }
+                }
+                return true
             }
-            return true
         }
     }
 
@@ -121,7 +196,7 @@ public struct GateFrame {
                   let (word, length) = parseHeader(UnsafeRawBufferPointer(rebasing: rest[..<newline])),
                   rest.count - newline - 1 >= length else { return nil }
             let start = newline + 1
-            frames.append(GateFrame(word, SecretBytes(copying: UnsafeRawBufferPointer(rebasing: rest[start..<(start + length)]))))
+            frames.append(GateFrame(word, reading: UnsafeRawBufferPointer(rebasing: rest[start..<(start + length)])))
             at += start + length
         }
         return frames
@@ -158,6 +233,18 @@ public struct GateFrameReader {
             if header.count > GateFrame.maximumHeader { return .failure(.malformed) }
         }
         guard let (word, length) = header.withUnsafeBytes({ GateFrame.parseHeader($0) }) else { return .failure(.malformed) }
+        if !word.carriesSecret {
+            var bytes = [UInt8](repeating: 0, count: length)
+            var count = 0
+            while count < length {
+                let got = bytes.withUnsafeMutableBytes { readSome($0.baseAddress! + count, length - count, deadline) }
+                switch got {
+                case .failure(let f): return .failure(f == .endOfInput ? .malformed : f)
+                case .success(let n): count += n
+                }
+            }
+            return .success(GateFrame(word, plain: bytes))
+        }
         let payload = SecretBytes(capacity: length)
         var failure: Failure?
         payload.withUnsafeMutableBytes { raw, count in

@@ -18,8 +18,8 @@ enum GateProtocolFuzzCheck {
         if let frames = first {
             var written: [UInt8] = []
             for frame in frames {
-                if frame.payload.count > frame.word.maximumPayload {
-                    return "a \(frame.word.rawValue) frame with \(frame.payload.count) bytes"
+                if frame.body.count > frame.word.maximumPayload {
+                    return "a \(frame.word.rawValue) frame with \(frame.body.count) bytes"
                 }
                 written += frame.encoded().withUnsafeBytes { Array($0) }
                 if let problem = payloadViolation(frame) { return problem }

@@ -139,4 +139,49 @@ import Slots
             guard case .failure(.malformed) = result else { Issue.record("\(junk.debugDescription): \(result)"); continue }
         }
     }
+
+    @Test func onlyTheWordsThatMayCarryASecretAreReadIntoAZeroizingBuffer() throws {
+        let stream = Self.bytes("hello 11\n1 protectedprompt-hidden 9\nPassword:answer 7\nhunter2ok 5\nvaluerefused 3\nabcrequest 6\n1 lock")
+        let frames = try #require(stream.withUnsafeBytes { GateFrame.parseAll($0) })
+        let secret = frames.map { frame -> Bool in if case .secret = frame.body { return true } else { return false } }
+        #expect(frames.map(\.word) == [.hello, .promptHidden, .answer, .ok, .refused, .request])
+        #expect(secret == [false, false, true, true, false, false])
+        // The same through the reader the CLI and the gate use.
+        let p = try #require(ChildSpawn.pipe())
+        defer { close(p.read) }
+        _ = stream.withUnsafeBytes { write(p.write, $0.baseAddress, $0.count) }
+        close(p.write)
+        let reader = GateFrameReader(fd: p.read)
+        var read: [Bool] = []
+        while case .success(let frame) = reader.next(within: 1) {
+            if case .secret = frame.body { read.append(true) } else { read.append(false) }
+        }
+        #expect(read == secret)
+    }
+
+    @Test func aFrameLargerThanThePipeIsWrittenWholeToANonBlockingDescriptor() throws {
+        // A read's largest value and its header, more than a pipe holds (64 KiB): writev's short writes are carried on.
+        let p = try #require(ChildSpawn.pipe())
+        defer { close(p.read) }
+        _ = fcntl(p.write, F_SETFL, fcntl(p.write, F_GETFL) | O_NONBLOCK)
+        let value = SecretBytes.random(count: SecretBytes.maximumCount)
+        // The writer on a thread of its own; its result is read after the join.
+        final class Job {
+            let frame: GateFrame, fd: Int32
+            var written = false
+            init(_ frame: GateFrame, _ fd: Int32) { self.frame = frame; self.fd = fd }
+        }
+        let job = Job(GateFrame(.ok, value), p.write)
+        var thread = pthread_t()
+        #expect(pthread_create(&thread, nil, { raw in
+            let job = Unmanaged<Job>.fromOpaque(raw!).takeUnretainedValue()
+            job.written = job.frame.write(to: job.fd)
+            close(job.fd)
+            return nil
+        }, Unmanaged.passUnretained(job).toOpaque()) == 0)
+        let frame = try GateFrameReader(fd: p.read).next(within: 10).get()
+        pthread_join(thread, nil)
+        #expect(job.written)
+        #expect(frame.word == .ok && frame.payload.constantTimeEquals(value))
+    }
 }
