@@ -43,8 +43,16 @@ public final class GateSession {
     /// How long a `store`'s value may take to arrive after its request.
     static let valueSeconds = 30.0
 
+    /// Whether vaultctl said a request of this exchange may authenticate: then what an authentication needs
+    /// (libpam, the policy, the origin) is made ready between the hello and the first request, while vaultctl
+    /// does its own work, instead of after the request. It changes when that work is done, never what a
+    /// request does: the policy and the origin are read once per exchange either way, and an error reading
+    /// them is kept for the request that needs them.
+    let expectsAuthentication: Bool
+
     public init(store: GateStore, user: String, machine: MachineIdentity, policy: @escaping () throws(VaultError) -> Policy, tpm: TPMChoice?,
-                clock: any Clock = SystemClock(), input: Int32 = 0, output: Int32 = 1) {
+                clock: any Clock = SystemClock(), input: Int32 = 0, output: Int32 = 1, expectsAuthentication: Bool = false) {
+        self.expectsAuthentication = expectsAuthentication
         self.store = store
         self.tpm = tpm
         self.user = user
@@ -90,6 +98,7 @@ public final class GateSession {
         }
         let hello = "\(GateRequest.version) \(protected ? "protected" : "new") \(locked ? "locked" : "unlocked")"
         guard GateFrame(.hello, text: hello).write(to: output) else { return 74 }
+        if expectsAuthentication && protected { makeReadyToAuthenticate() }
         while true {
             let frame: GateFrame
             switch reader.next(within: Self.idleSeconds) {
@@ -364,6 +373,12 @@ public final class GateSession {
             granted.formUnion(names)
             readOnce.subtract(names)
         }
+    }
+
+    /// What an authentication needs, made ready ahead of it (see `expectsAuthentication`).
+    func makeReadyToAuthenticate() {
+        PAMGate.load()
+        _ = try? judgedOrigin  // reads the policy first (its ranges); both are kept for the exchange
     }
 
     /// Where the session comes from, judged once per exchange (it walks /proc and utmp) on first need.

@@ -19,6 +19,9 @@ enum StartupChecks {
     /// clean one, so not even its image in memory (/proc/PID/environ) holds what the caller set. vaultctl
     /// gives the clean one, so it starts once. `--restarted` marks the second start: it never starts a
     /// third time, unless `SWIFT_*` variables are there (which the clean environment never has).
+    /// Whether vaultctl said its command may authenticate (`GateClient.authenticatingHint`).
+    static var authenticating: Bool { CommandLine.arguments.dropFirst().contains(GateClient.authenticatingHint) }
+
     static func restartInCleanEnvironment() {
         var current: [String] = []
         var swift = false
@@ -33,7 +36,9 @@ enum StartupChecks {
         let restarted = CommandLine.arguments.dropFirst().contains("--restarted")
         if restarted && !swift { return }  // clearInheritance clears what is left
         let cEnv: [UnsafeMutablePointer<CChar>?] = clean.map { strdup($0) } + [nil]
-        let cArgs: [UnsafeMutablePointer<CChar>?] = [strdup("vaultctl-gate"), strdup("--restarted"), nil]
+        // The hint that a request will authenticate goes along (it changes when, never what, the gate does).
+        let hint = authenticating ? [strdup(GateClient.authenticatingHint)] : []
+        let cArgs: [UnsafeMutablePointer<CChar>?] = [strdup("vaultctl-gate"), strdup("--restarted")] + hint + [nil]
         execve("/proc/self/exe", cArgs, cEnv)
         refuse(.slot(.gateUnavailable("it could not start again in a clean environment (\(String(cString: strerror(errno))))")))
     }

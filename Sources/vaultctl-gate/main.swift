@@ -34,7 +34,8 @@ do throws(VaultError) {
         guard setegid(raised) == 0 else { throw .slot(.gateUnavailable("it could not take its group back after reading your policy")) }
         return try RootPolicy.effective(user: userPolicy)
     }
-    exit(GateSession(store: GateStore(uid: getuid()), user: user, machine: machine, policy: policy, tpm: configuration.tpm).run())
+    exit(GateSession(store: GateStore(uid: getuid()), user: user, machine: machine, policy: policy, tpm: configuration.tpm,
+                     expectsAuthentication: StartupChecks.authenticating).run())
 } catch {
     StartupChecks.refuse(error)
 }

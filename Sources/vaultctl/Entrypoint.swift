@@ -57,7 +57,7 @@ enum Entrypoint {
             throw .usage("--password-stdin reads a line from a pipe or file, but standard input is a terminal; leave the option out and vaultctl asks there with echo off.")
         }
         let context = Context(passwordFromStandardInput: passwordFromStandardInput)
-        if command.kind.looksAtVault { context.startGateEarly() }
+        if command.kind.looksAtVault { context.startGateEarly(authenticating: command.kind.mayAskPAM) }
         // Ctrl-C says "cancelled" and, for an audited command, leaves a line saying so.
         var cancelled: [UInt8]?
         if command.kind.isAudited {

@@ -356,6 +356,32 @@ final class GateTests {
         return m.run(user, ["--fsize=\(fileSizeLimit)", "--", m.gate], program: "/usr/bin/prlimit", stdin: .text(frames))
     }
 
+    /// The gate run by hand with a read request and an answer in its input, with or without the hint that
+    /// the command authenticates (vaultctl gives it for commands that may ask).
+    func gateReadByHand(_ user: String, answer: String, hinted: Bool) -> ProcessResult {
+        let request = "1 read mail"
+        let frames = "request \(request.utf8.count)\n\(request)answer \(answer.utf8.count)\n\(answer)"
+        return m.run(user, hinted ? ["--authenticating"] : [], program: m.gate, stdin: .text(frames))
+    }
+
+    @Test func theHintThatACommandAuthenticatesChangesNothingARequestDoes() throws {
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        for hinted in [false, true] {
+            let right = gateReadByHand("alice", answer: "alice-pw", hinted: hinted)
+            #expect(right.status == 0 && right.stdoutText.contains("prompt-hidden") && right.stdoutText.hasSuffix("ok 6\ns3cret"), "hinted \(hinted): \(right)")
+            let wrong = gateReadByHand("alice", answer: "wrong", hinted: hinted)
+            #expect(wrong.stdoutText.contains("refused") && wrong.stdoutText.contains("authentication-failed") && !wrong.stdoutText.contains("s3cret"),
+                    "hinted \(hinted): \(wrong)")
+        }
+        // A root policy that cannot be read: the same refusal, read once, whether it was read ahead or not.
+        m.asRoot("mkdir -p /etc/vaultctl && echo '{\"version\": 1, \"rateLimit\": {\"failures\": \"x\"}}' > /etc/vaultctl/policy.json && chmod 644 /etc/vaultctl/policy.json")
+        defer { m.asRoot("rm -f /etc/vaultctl/policy.json") }
+        let plain = gateReadByHand("alice", answer: "alice-pw", hinted: false)
+        let hinted = gateReadByHand("alice", answer: "alice-pw", hinted: true)
+        #expect(plain.stdoutText.contains("refused") && !plain.stdoutText.contains("prompt-hidden"), "\(plain)")
+        #expect(hinted.stdoutText == plain.stdoutText && hinted.status == plain.status, "plain: \(plain)\nhinted: \(hinted)")
+    }
+
     @Test func aGuessWhoseFailureCannotBeRecordedGetsNoVerdictAndIsCountedLater() throws {
         #expect(store("alice", "mail", "s3cret").status == 0)
         for _ in 0..<2 { #expect(read("alice", "mail", password: "alice-pw").status == 0) }  // a log of some length

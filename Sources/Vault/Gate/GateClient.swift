@@ -61,9 +61,10 @@ public final class GateClient: @unchecked Sendable {
 
     /// Starts the gate's process without waiting for its hello, so that it loads while the command does its
     /// own first work (the gate's start-up is most of a protected command's time); `start()` reads the hello
-    /// later. Does nothing when it was started already.
-    public func startEarly() {
-        if started == nil, spawned == nil { spawned = launch() }
+    /// later. Does nothing when it was started already. `authenticating`: the command may ask for a password,
+    /// so the gate makes ready for it (libpam, the policy, the origin) while it waits for the first request.
+    public func startEarly(authenticating: Bool = false) {
+        if started == nil, spawned == nil { spawned = launch(authenticating: authenticating) }
     }
 
     private var spawned: Result<Void, VaultError>?
@@ -91,7 +92,11 @@ public final class GateClient: @unchecked Sendable {
         return result
     }
 
-    private func launch() -> Result<Void, VaultError> {
+    /// The gate's one argument: a hint that the command may authenticate (see `startEarly`). It changes only
+    /// when the gate does what such a request needs, never what it does.
+    public static let authenticatingHint = "--authenticating"
+
+    private func launch(authenticating: Bool = false) -> Result<Void, VaultError> {
         guard let input = ChildSpawn.pipe(), let output = ChildSpawn.pipe() else {
             return .failure(.slot(.gateUnavailable("no pipe to talk to it (\(String(cString: strerror(errno))))")))
         }
@@ -100,7 +105,7 @@ public final class GateClient: @unchecked Sendable {
         let environment = ["PATH=\(Self.gatePATH)"] + Self.gateVariables.compactMap { (name: String) -> String? in
             getenv(name).map { "\(name)=\(String(cString: $0))" }
         }
-        let spawned = ChildSpawn.start([path], searchingPATH: false, environment: environment) { actions in
+        let spawned = ChildSpawn.start([path] + (authenticating ? [Self.authenticatingHint] : []), searchingPATH: false, environment: environment) { actions in
             posix_spawn_file_actions_adddup2(&actions, input.read, 0)
             posix_spawn_file_actions_adddup2(&actions, output.write, 1)
         }

@@ -43,6 +43,12 @@ public struct PAMGate: AnswerReportingGate {
         try verify(reason: reason, onAnswer: { true })
     }
 
+    /// Loads libpam now rather than at the first authentication (vaultctl-gate does it while it waits for
+    /// a request it was told will authenticate). Loading it twice is loading it once.
+    public static func load() {
+        _ = loadedPAM
+    }
+
     public func verify(reason: String, onAnswer: @escaping () -> Bool) throws(VaultError) {
         let context = Conversation(source: source, reason: reason, onAnswer: onAnswer)
         let unmanaged = Unmanaged.passRetained(context)
