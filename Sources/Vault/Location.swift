@@ -120,7 +120,13 @@ extension Vault {
     /// Says where `name` is, asking both slots; never prompts and never needs PAM.
     public func status(_ name: SlotName) throws(VaultError) -> LocationStatus {
         let (recorded, inDevice, inSync) = try steadily { () throws(VaultError) in
-            (try record.lookup(name), device.holding(name), sync.holding(name))
+            let recorded = try record.lookup(name)
+            // A protected device slot answers from vaultctl-gate, another process, as the Secret Service
+            // answers from its provider: the two looks wait at the same time (under the same lock).
+            guard device is any GatedSlot else { return (recorded, device.holding(name), sync.holding(name)) }
+            let (device, sync) = (self.device, self.sync)
+            let (inDevice, inSync) = BackgroundThread.both({ device.holding(name) }, { sync.holding(name) })
+            return (recorded, inDevice, inSync)
         }
         let answer = Self.decide(recorded, record: record.filePath) { $0 == .device ? inDevice : inSync }
         let mode: SlotMode

@@ -52,6 +52,15 @@ enum CommandKind: String, CaseIterable, Sendable {
         }
     }
 
+    /// Whether the command always asks the Secret Service (it looks at both slots, never reads a value):
+    /// with vaultctl-gate started, the session bus is connected meanwhile (`SecretServiceSlot.connectAhead`).
+    var looksAtBothSlots: Bool {
+        switch self {
+        case .status, .list, .recoveryStatus: return true
+        default: return false
+        }
+    }
+
     /// Whether the rate limit is checked before the command does anything (75 with no prompt while
     /// blocked). Commands whose own checks come first in a fixed order (supply and askpass: permission,
     /// origin, then the limit; unlock: origin first; allow-supply: `off` needs no password) are not

@@ -108,6 +108,9 @@ final class Context {
     /// The installed gate, started by `startGateEarly`.
     private var earlyGate: GateClient?
 
+    /// Whether `startGateEarly` started an installed gate.
+    var gateStartedEarly: Bool { earlyGate != nil }
+
     /// Starts the installed `vaultctl-gate` without waiting for it, for a command that will look at the vault:
     /// its start-up (most of a protected command's time) overlaps the command's own. `protection()` takes it.
     /// `authenticating`: the command may ask for a password (the gate makes ready for it meanwhile).

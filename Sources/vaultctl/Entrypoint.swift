@@ -58,6 +58,10 @@ enum Entrypoint {
         }
         let context = Context(passwordFromStandardInput: passwordFromStandardInput)
         if command.kind.looksAtVault { context.startGateEarly(authenticating: command.kind.mayAskPAM) }
+        // While the gate starts and vaultctl waits for its hello, a command that will ask the Secret Service
+        // connects to the session bus on a thread of its own (its looks are still made, in order, under the
+        // change lock: only the connection is made ahead).
+        if command.kind.looksAtBothSlots && context.gateStartedEarly { SecretServiceSlot.connectAhead() }
         // Ctrl-C says "cancelled" and, for an audited command, leaves a line saying so.
         var cancelled: [UInt8]?
         if command.kind.isAudited {

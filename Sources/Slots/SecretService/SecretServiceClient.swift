@@ -60,6 +60,9 @@ final class SecretServiceClient {
         case connected(SecretServiceClient)
         /// The bus or the provider failed; the same error for the rest of the process.
         case failed(SlotError)
+        /// No connection could be made; the same failure for the rest of the process, told in the words of
+        /// each operation that asks (the first may have been `SecretServiceSlot.connectAhead`).
+        case unconnected(Failure)
     }
 
     /// Guarded by `lock`. `nonisolated(unsafe)`: the lock, not the compiler, keeps it to one thread at a
@@ -83,6 +86,8 @@ final class SecretServiceClient {
             switch state {
             case .failed(let error):
                 return .failure(error)
+            case .unconnected(let failure):
+                return .failure(describe(failure, what, changes: false, timeout: timeout))
             case .connected(let c):
                 client = c
                 client.deadline = deadline
@@ -90,9 +95,8 @@ final class SecretServiceClient {
                 do throws(Failure) {
                     client = try connect(deadline: deadline)
                 } catch {
-                    let e = describe(error, what, changes: false, timeout: timeout)
-                    state = .failed(e)
-                    return .failure(e)
+                    state = .unconnected(error)
+                    return .failure(describe(error, what, changes: false, timeout: timeout))
                 }
                 state = .connected(client)
             }

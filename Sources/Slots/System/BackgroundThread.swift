@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Work on a thread of its own: `start` for what only warms something the command will use anyway (its
+/// result is never waited for: whoever uses the warmed thing waits behind its own lock), `both` for two
+/// looks that each wait on another process and can wait at the same time.
+public enum BackgroundThread {
+    /// What the thread runs.
+    private final class Job {
+        let run: () -> Void
+        init(_ run: @escaping () -> Void) { self.run = run }
+    }
+
+    /// A result written by the thread and read after it was joined (the join orders the two).
+    private final class Outcome<B>: @unchecked Sendable {
+        var value: B?
+    }
+
+    /// Starts `job` on a new thread (which holds its own reference to it); nil when none could be made.
+    private static func spawn(_ job: Job) -> pthread_t? {
+        let retained = Unmanaged.passRetained(job)
+        var thread = pthread_t()
+        guard pthread_create(&thread, nil, { raw in
+            Unmanaged<Job>.fromOpaque(raw!).takeRetainedValue().run()
+            return nil
+        }, retained.toOpaque()) == 0 else {
+            retained.release()
+            return nil
+        }
+        return thread
+    }
+
+    /// Starts `work` on a detached thread; false (and nothing runs) when no thread could be made.
+    @discardableResult
+    public static func start(_ work: @escaping @Sendable () -> Void) -> Bool {
+        guard let thread = spawn(Job(work)) else { return false }
+        pthread_detach(thread)
+        return true
+    }
+
+    /// Runs `there` on a thread of its own while `here` runs on this one, and returns both results once both
+    /// are done. When no thread can be made, `there` runs here after `here`.
+    public static func both<A, B>(_ here: () -> A, _ there: @escaping @Sendable () -> B) -> (A, B) {
+        let outcome = Outcome<B>()
+        guard let thread = spawn(Job { outcome.value = there() }) else {
+            let a = here()
+            return (a, there())
+        }
+        let a = here()
+        pthread_join(thread, nil)
+        return (a, outcome.value!)
+    }
+}
