@@ -114,10 +114,11 @@ final class Context {
     /// Starts the installed `vaultctl-gate` without waiting for it, for a command that will look at the vault:
     /// its start-up (most of a protected command's time) overlaps the command's own. `protection()` takes it.
     /// `authenticating`: the command may ask for a password (the gate makes ready for it meanwhile).
-    func startGateEarly(authenticating: Bool) {
+    /// `launched`: the gate the command started before its words were parsed (`GateClient.launchInstalled`).
+    func startGateEarly(authenticating: Bool, launched: GateClient.Launched? = nil) {
         guard builtProtection == nil, earlyGate == nil, let path = GateClient.installedPath() else { return }
         let client = GateClient(path: path, source: passwordSource, promptSeconds: gatePromptSeconds)
-        client.startEarly(authenticating: authenticating)
+        client.startEarly(authenticating: authenticating, launched: launched)
         earlyGate = client
     }
 

@@ -63,8 +63,11 @@ public final class GateClient: @unchecked Sendable {
     /// own first work (the gate's start-up is most of a protected command's time); `start()` reads the hello
     /// later. Does nothing when it was started already. `authenticating`: the command may ask for a password,
     /// so the gate makes ready for it (libpam, the policy, the origin) while it waits for the first request.
-    public func startEarly(authenticating: Bool = false) {
-        if started == nil, spawned == nil { spawned = launch(authenticating: authenticating) }
+    /// `launched`: a process `launch` started for this path earlier still (before the words were parsed).
+    public func startEarly(authenticating: Bool = false, launched: Launched? = nil) {
+        guard started == nil, spawned == nil else { return }
+        let process = launched.flatMap { $0.path == path ? $0.process : nil } ?? Self.launch(path, authenticating: authenticating)
+        spawned = adopt(process)
     }
 
     private var spawned: Result<Void, VaultError>?
@@ -87,7 +90,7 @@ public final class GateClient: @unchecked Sendable {
 
     private func spawn() -> Result<Void, VaultError> {
         if let spawned { return spawned }
-        let result = launch()
+        let result = adopt(Self.launch(path))
         spawned = result
         return result
     }
@@ -96,7 +99,35 @@ public final class GateClient: @unchecked Sendable {
     /// when the gate does what such a request needs, never what it does.
     public static let authenticatingHint = "--authenticating"
 
-    private func launch(authenticating: Bool = false) -> Result<Void, VaultError> {
+    /// A started gate: vaultctl's ends of its pipes, and its process id.
+    public struct Process {
+        let toGate: Int32
+        let fromGate: Int32
+        let pid: pid_t
+    }
+
+    /// A gate started before its client was made (`launchInstalled`), for `startEarly` to take.
+    public struct Launched {
+        let path: String
+        let process: Result<Process, VaultError>
+    }
+
+    /// Starts the installed gate (`installedPath`), if there is one, before anything else is known: its
+    /// start-up then overlaps the parsing of the command's words and the making of its context.
+    public static func launchInstalled(authenticating: Bool) -> Launched? {
+        guard let path = installedPath() else { return nil }
+        return Launched(path: path, process: launch(path, authenticating: authenticating))
+    }
+
+    private func adopt(_ process: Result<Process, VaultError>) -> Result<Void, VaultError> {
+        process.map { p in
+            toGate = p.toGate
+            reader = GateFrameReader(fd: p.fromGate)
+            gatePID = p.pid
+        }
+    }
+
+    private static func launch(_ path: String, authenticating: Bool = false) -> Result<Process, VaultError> {
         guard let input = ChildSpawn.pipe(), let output = ChildSpawn.pipe() else {
             return .failure(.slot(.gateUnavailable("no pipe to talk to it (\(String(cString: strerror(errno))))")))
         }
@@ -111,18 +142,14 @@ public final class GateClient: @unchecked Sendable {
         }
         close(input.read)
         close(output.write)
-        guard case .success = spawned else {
+        switch spawned {
+        case .success(let pid):
+            return .success(Process(toGate: input.write, fromGate: output.read, pid: pid))
+        case .failure(let f):
             close(input.write)
             close(output.read)
-            if case .failure(let f) = spawned {
-                return .failure(.slot(.gateUnavailable("\(path) could not be started (\(String(cString: strerror(f.errno))))")))
-            }
-            return .failure(.slot(.gateUnavailable("\(path) could not be started")))
+            return .failure(.slot(.gateUnavailable("\(path) could not be started (\(String(cString: strerror(f.errno))))")))
         }
-        toGate = input.write
-        reader = GateFrameReader(fd: output.read)
-        if case .success(let pid) = spawned { gatePID = pid }
-        return .success(())
     }
 
     private func readHello() -> Result<Bool, VaultError> {
