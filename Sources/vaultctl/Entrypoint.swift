@@ -3,10 +3,11 @@ import Vault
 
 /// Dispatches the words after `vaultctl` to a command and turns any failure into one stderr line.
 enum Entrypoint {
-    static func run(_ words: [String]) -> ExitCode {
+    /// `launched`: the gate `EarlyGate` started from the raw words, if it did.
+    static func run(_ words: [String], launched: GateClient.Launched? = nil) -> ExitCode {
         SecretServiceSlot.tellAboutPrompts { Output.message($0) }
         do {
-            try dispatch(words)
+            try dispatch(words, launched: launched)
             return .ok
         } catch {
             // One line, whatever the message holds: a piece of input that escaped quoting cannot break it.
@@ -16,7 +17,7 @@ enum Entrypoint {
         }
     }
 
-    static func dispatch(_ words: [String]) throws(CommandFailure) {
+    static func dispatch(_ words: [String], launched early: GateClient.Launched? = nil) throws(CommandFailure) {
         guard let first = words.first else {
             Output.err(Help.overview)
             throw .usage("No command given.")
@@ -50,10 +51,11 @@ enum Entrypoint {
             Output.out(Help.screen(for: command))
             return
         }
-        // A protected command's time is mostly the gate's start-up: the installed gate starts now, while the
-        // words are parsed and the context is made. A usage error found meanwhile leaves it to end at once
-        // (its input closes when vaultctl exits); it has asked and changed nothing by then.
-        let launched = command.kind.looksAtVault ? GateClient.launchInstalled(authenticating: command.kind.mayAskPAM) : nil
+        // A protected command's time is mostly the gate's start-up: the installed gate started before the
+        // words were decoded (EarlyGate), or starts now, while they are parsed and the context is made. A
+        // usage error found meanwhile leaves it to end at once (its input closes when vaultctl exits); it
+        // has asked and changed nothing by then.
+        let launched = command.kind.looksAtVault ? early ?? GateClient.launchInstalled(authenticating: command.kind.mayAskPAM) : nil
         let parsed = try ArgumentParser.parse(rest, for: command)
         try command.checkPositionals(parsed)
         let passwordFromStandardInput = parsed.has(CommandTable.passwordStdinOption.name)

@@ -5,6 +5,7 @@ import Vault
 
 /// parse → call → render → exit code.
 Hardening.ensureStandardDescriptors()  // before anything is opened
+let launched = EarlyGate.launch()  // the installed gate loads while the words are decoded and parsed
 let arguments = ProcessArguments.current()  // before hardening: a non-dumpable process may not read /proc/self
 Hardening.apply()
 signal(SIGPIPE, SIG_IGN)
@@ -13,5 +14,5 @@ switch GitHelperEntry.route(arguments) {
 case .words(let w): words = w
 case .ignore: exit(0)
 }
-let code = Entrypoint.run(words)
+let code = Entrypoint.run(words, launched: launched)
 exit(code.rawValue)
