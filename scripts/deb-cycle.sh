@@ -25,8 +25,9 @@ if [ "$(cat "$base/.complete" 2>/dev/null)" != "$libs" ]; then
   rm -rf "$base"
   mkdir -p "$cache"
   echo "deb-cycle: making the base system in $base (once; kept for later runs)"
-  debootstrap --variant=minbase --include="$libs" bookworm "$base" http://deb.debian.org/debian >"$cache/debootstrap.log" 2>&1 \
-    || fail "debootstrap failed; see $cache/debootstrap.log"
+  # Bounded (the network): a mirror that stops answering fails the cycle in 20 minutes, not never.
+  timeout 1200 debootstrap --variant=minbase --include="$libs" bookworm "$base" http://deb.debian.org/debian >"$cache/debootstrap.log" 2>&1 \
+    || fail "debootstrap failed or took more than 20 minutes; see $cache/debootstrap.log"
   printf '%s' "$libs" > "$base/.complete"
 fi
 

@@ -35,10 +35,7 @@ enum Interruption {
         _ = message.utf8CodeUnitCount
         // From now on a prompt leaves SIGINT as it is here: this handler, or ignored.
         EchoRestore.leaveSIGINTToCaller()
-        var old = sigaction()
-        sigaction(SIGINT, nil, &old)
-        // SIG_IGN is the handler value 1 (a C function pointer, compared as its bits).
-        if unsafeBitCast(old.__sigaction_handler.sa_handler, to: Int.self) == 1 { return }
+        if SignalDisposition.isIgnored(SIGINT) { return }
         if let auditLine, let path, let at = offset(of: Array(placeholderTime.utf8), in: auditLine) {
             let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: auditLine.count)
             copy.initialize(from: auditLine, count: auditLine.count)

@@ -21,9 +21,7 @@ public enum ClipboardClearer {
         secret.wipe()
         // The command's Ctrl-C handler (a "cancelled" line in the audit log) is not this process's; an
         // ignored SIGINT (vaultctl started as a background job) stays ignored.
-        var current = sigaction()
-        sigaction(SIGINT, nil, &current)
-        if unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) != 1 { signal(SIGINT, SIG_DFL) }
+        if !SignalDisposition.isIgnored(SIGINT) { signal(SIGINT, SIG_DFL) }
         _ = setsid()
         let null = open("/dev/null", O_RDWR)
         if null >= 0 {
