@@ -16,8 +16,10 @@ public final class GateSession {
     let store: GateStore
     let user: String
     let machine: MachineIdentity
-    /// Reads root's policy tightened by the user's, at the first request that needs it: a look needs none,
-    /// so `status` does not wait for it. A policy that cannot be read refuses every request that needs it.
+    /// Reads root's policy tightened by the user's, once an exchange: at the first request that needs it (a
+    /// look needs none, so `status` does not wait for it), or right after the hello when vaultctl said its
+    /// command authenticates (`expectsAuthentication`). A policy that cannot be read refuses every request
+    /// that needs it.
     let readPolicy: () throws(VaultError) -> Policy
     private var readPolicyResult: Result<Policy, VaultError>?
     /// The TPM root chose in gate.conf (never the caller's).

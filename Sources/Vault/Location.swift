@@ -122,7 +122,8 @@ extension Vault {
         let (recorded, inDevice, inSync) = try steadily { () throws(VaultError) in
             let recorded = try record.lookup(name)
             // A protected device slot answers from vaultctl-gate, another process, as the Secret Service
-            // answers from its provider: the two looks wait at the same time (under the same lock).
+            // answers from its provider: the two looks wait at the same time (under the same lock). The
+            // device look stays on this thread: the gate's client is used by one thread only.
             guard device is any GatedSlot else { return (recorded, device.holding(name), sync.holding(name)) }
             let (device, sync) = (self.device, self.sync)
             let (inDevice, inSync) = BackgroundThread.both({ device.holding(name) }, { sync.holding(name) })

@@ -19,9 +19,6 @@ enum StartupChecks {
     /// clean one, so not even its image in memory (/proc/PID/environ) holds what the caller set. vaultctl
     /// gives the clean one, so it starts once. `--restarted` marks the second start: it never starts a
     /// third time, unless `SWIFT_*` variables are there (which the clean environment never has).
-    /// Whether vaultctl said its command may authenticate (`GateClient.authenticatingHint`).
-    static var authenticating: Bool { CommandLine.arguments.dropFirst().contains(GateClient.authenticatingHint) }
-
     static func restartInCleanEnvironment() {
         var current: [String] = []
         var swift = false
@@ -42,6 +39,9 @@ enum StartupChecks {
         execve("/proc/self/exe", cArgs, cEnv)
         refuse(.slot(.gateUnavailable("it could not start again in a clean environment (\(String(cString: strerror(errno))))")))
     }
+
+    /// Whether vaultctl said its command authenticates as a rule (`GateClient.authenticatingHint`).
+    static var authenticating: Bool { CommandLine.arguments.dropFirst().contains(GateClient.authenticatingHint) }
 
     /// The only environment the gate runs with: the fixed PATH and the kept language variables it was given.
     static func cleanEnvironment() -> [String] {

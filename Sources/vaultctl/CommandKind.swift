@@ -52,6 +52,11 @@ enum CommandKind: String, CaseIterable, Sendable {
         }
     }
 
+    /// Whether the command asks for a password whenever it does its work, not only when it would replace a
+    /// value (`store`, `recovery generate`): vaultctl-gate is told so at its start (`--authenticating`) and
+    /// makes ready for it; for the others that would be work their first request waits for in vain.
+    var authenticatesAsARule: Bool { mayAskPAM && self != .store && self != .recoveryGenerate }
+
     /// Whether the command always asks the Secret Service (it looks at both slots, never reads a value):
     /// with vaultctl-gate started, the session bus is connected meanwhile (`SecretServiceSlot.connectAhead`).
     var looksAtBothSlots: Bool {

@@ -21,7 +21,7 @@ enum EarlyGate {
             if word == "--" { break }
         }
         guard let kind = command(words) else { return nil }
-        return GateClient.launchInstalled(authenticating: kind.mayAskPAM)
+        return GateClient.launchInstalled(authenticating: kind.authenticatesAsARule)
     }
 
     /// The command `argv` (the program's name first) names, when the gate should start for it ahead.

@@ -55,7 +55,7 @@ enum Entrypoint {
         // words were decoded (EarlyGate), or starts now, while they are parsed and the context is made. A
         // usage error found meanwhile leaves it to end at once (its input closes when vaultctl exits); it
         // has asked and changed nothing by then.
-        let launched = command.kind.looksAtVault ? early ?? GateClient.launchInstalled(authenticating: command.kind.mayAskPAM) : nil
+        let launched = command.kind.looksAtVault ? early ?? GateClient.launchInstalled(authenticating: command.kind.authenticatesAsARule) : nil
         let parsed = try ArgumentParser.parse(rest, for: command)
         try command.checkPositionals(parsed)
         let passwordFromStandardInput = parsed.has(CommandTable.passwordStdinOption.name)
@@ -63,7 +63,7 @@ enum Entrypoint {
             throw .usage("--password-stdin reads a line from a pipe or file, but standard input is a terminal; leave the option out and vaultctl asks there with echo off.")
         }
         let context = Context(passwordFromStandardInput: passwordFromStandardInput)
-        if command.kind.looksAtVault { context.startGateEarly(authenticating: command.kind.mayAskPAM, launched: launched) }
+        if command.kind.looksAtVault { context.startGateEarly(authenticating: command.kind.authenticatesAsARule, launched: launched) }
         // While the gate starts and vaultctl waits for its hello, a command that will ask the Secret Service
         // connects to the session bus on a thread of its own (its looks are still made, in order, under the
         // change lock: only the connection is made ahead).

@@ -78,10 +78,19 @@ final class SecretServiceClient {
     /// Runs `body` with the process's client, within `timeout` seconds from now.
     static func shared<T>(timeout: Double, _ what: String, changes: Bool,
                           _ body: (SecretServiceClient) throws(Failure) -> T) throws(SlotError) -> T {
-        pthread_mutex_lock(lock)
+        // One bound from the call on, the wait for the client's lock included: an operation never waits
+        // longer than `timeout` in all, even behind `SecretServiceSlot.connectAhead`'s connection.
+        let deadline = Deadline(secondsFromNow: timeout)
+        var until = timespec()
+        clock_gettime(CLOCK_REALTIME, &until)
+        let nanoseconds = Int(until.tv_nsec) + Int(deadline.remainingMilliseconds) * 1_000_000
+        until.tv_sec += nanoseconds / 1_000_000_000
+        until.tv_nsec = nanoseconds % 1_000_000_000
+        guard pthread_mutex_timedlock(lock, &until) == 0 else {
+            throw describe(.bus(.timedOut), what, changes: false, timeout: timeout)
+        }
         defer { pthread_mutex_unlock(lock) }
         let outcome: Result<T, SlotError> = {
-            let deadline = Deadline(secondsFromNow: timeout)
             let client: SecretServiceClient
             switch state {
             case .failed(let error):

@@ -36,12 +36,15 @@ public struct SecretServiceSlot: Slot {
         try SecretServiceClient.shared(timeout: timeout, what, changes: changes, body)
     }
 
-    /// Connects to the session bus on a thread of its own (loading sd-bus, the connection, its Hello), so
-    /// that the first look finds it made: for a command that will ask the Secret Service while it waits for
-    /// something else (vaultctl-gate's start). The connection is the one every operation of this process
-    /// shares, behind its lock, so a look made meanwhile waits for it, within the same bound. Nothing is
-    /// looked at or changed here; a connection that fails is reported by the first operation, as before.
-    /// Nothing happens when no thread can be made.
+    /// Connects to the session bus on a thread of its own (loading sd-bus, the connection, its Hello, and
+    /// the provider's `Peer.Ping`, which a bus may answer by starting the provider on demand, as the first
+    /// look would), so that the first look finds it made: for a command that always asks the Secret Service
+    /// and meanwhile waits for something else (vaultctl-gate's start). It runs even when the command then
+    /// fails before its look (the gate refuses, say). The connection is the one every operation of this
+    /// process shares, behind its lock; an operation's bound counts from its call, the wait for that lock
+    /// included, so a look made meanwhile takes no longer in all than before. Nothing is looked at or
+    /// changed here; a connection that fails is reported by the first operation, in its own words. Nothing
+    /// happens when no thread can be made.
     public static func connectAhead(timeout: Double = SecretServiceSlot.defaultTimeout) {
         BackgroundThread.start {
             _ = try? SecretServiceClient.shared(timeout: timeout, "connecting to the session bus", changes: false) { (_) throws(SecretServiceClient.Failure) in }

@@ -99,14 +99,16 @@ public final class GateClient: @unchecked Sendable {
     /// when the gate does what such a request needs, never what it does.
     public static let authenticatingHint = "--authenticating"
 
-    /// A started gate: vaultctl's ends of its pipes, and its process id.
+    /// A started gate: vaultctl's ends of its pipes, and its process id. Not `Sendable`: the descriptors
+    /// belong to the one thread that runs the command.
     public struct Process {
         let toGate: Int32
         let fromGate: Int32
         let pid: pid_t
     }
 
-    /// A gate started before its client was made (`launchInstalled`), for `startEarly` to take.
+    /// A gate started before its client was made (`launchInstalled`), for `startEarly` to take. Not
+    /// `Sendable`, as `Process` is not.
     public struct Launched {
         let path: String
         let process: Result<Process, VaultError>

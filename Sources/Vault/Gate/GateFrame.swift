@@ -46,29 +46,6 @@ public enum GateWord: String, Sendable, CaseIterable {
     public var fromClient: Bool { [.request, .secret, .answer, .cancel].contains(self) }
 }
 
-/// What a frame carries: a zeroizing buffer for the words that may carry a secret (`GateWord.carriesSecret`:
-/// a value, a password, a read's result), plain bytes for the ones that only ever carry the protocol's own
-/// words (a request, a prompt's text, a refusal). Each `sodium_malloc` costs tens of microseconds (guard
-/// pages, `mlock`), and a protected read is a handful of frames: only what may be a secret pays for it.
-public enum GatePayload {
-    case secret(SecretBytes)
-    case plain([UInt8])
-
-    public var count: Int {
-        switch self {
-        case .secret(let s): return s.count
-        case .plain(let p): return p.count
-        }
-    }
-
-    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
-        switch self {
-        case .secret(let s): return s.withUnsafeBytes(body)
-        case .plain(let p): return p.withUnsafeBytes(body)
-        }
-    }
-}
-
 /// One frame of the protocol between `vaultctl` and `vaultctl-gate` on the gate's standard input and
 /// output: a header line `WORD LENGTH\n` (a `GateWord`, one space, the payload's length in decimal without
 /// leading zeros, at most the word's `maximumPayload`), then exactly LENGTH bytes, which may be anything.
@@ -107,8 +84,8 @@ public struct GateFrame {
         body = word.carriesSecret ? .secret(SecretBytes(copying: bytes)) : .plain(Array(bytes))
     }
 
-    /// The payload in a zeroizing buffer: itself for a word that may carry a secret (as read or made), a copy
-    /// for protocol text.
+    /// The payload in a zeroizing buffer: itself for a word that may carry a secret (as read or made). For
+    /// protocol text it is a copy (a `sodium_malloc`): read such frames with `text` or `body` instead.
     public var payload: SecretBytes {
         switch body {
         case .secret(let s): return s

@@ -165,23 +165,16 @@ import Slots
         defer { close(p.read) }
         _ = fcntl(p.write, F_SETFL, fcntl(p.write, F_GETFL) | O_NONBLOCK)
         let value = SecretBytes.random(count: SecretBytes.maximumCount)
-        // The writer on a thread of its own; its result is read after the join.
-        final class Job {
-            let frame: GateFrame, fd: Int32
-            var written = false
-            init(_ frame: GateFrame, _ fd: Int32) { self.frame = frame; self.fd = fd }
-        }
-        let job = Job(GateFrame(.ok, value), p.write)
-        var thread = pthread_t()
-        #expect(pthread_create(&thread, nil, { raw in
-            let job = Unmanaged<Job>.fromOpaque(raw!).takeUnretainedValue()
-            job.written = job.frame.write(to: job.fd)
-            close(job.fd)
-            return nil
-        }, Unmanaged.passUnretained(job).toOpaque()) == 0)
-        let frame = try GateFrameReader(fd: p.read).next(within: 10).get()
-        pthread_join(thread, nil)
-        #expect(job.written)
-        #expect(frame.word == .ok && frame.payload.constantTimeEquals(value))
+        // The writer on a thread of its own (it closes its end when done), the reader here.
+        let frame = GateFrame(.ok, value)
+        let writer = p.write
+        nonisolated(unsafe) let sent = frame
+        let (read, written) = BackgroundThread.both({ GateFrameReader(fd: p.read).next(within: 10) }, {
+            defer { close(writer) }
+            return sent.write(to: writer)
+        })
+        #expect(written)
+        let got = try read.get()
+        #expect(got.word == .ok && got.payload.constantTimeEquals(value))
     }
 }
