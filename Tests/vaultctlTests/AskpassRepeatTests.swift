@@ -103,24 +103,35 @@ struct AskpassRepeatTests {
     /// a passphrase that keeps coming); with it, the rate limit stops it.
     @Test(.enabled(if: Recipe.sshToolsInstalled, "ssh-keygen, ssh-agent or ssh-add is missing (Debian package openssh-client); run 'make deps'"))
     func sshAddWithAWrongPassphraseInTheSlotIsStopped() throws {
-        let sb = try Sandbox()
-        _ = try sb.makeSSHKey(passphrase: "the-real-key-passphrase")
-        try sb.storeSuppliable("ssh-key", Array("not-the-key-passphrase".utf8))
-        let write = try sb.shell(try Recipe.usingBuiltBinary(Recipe.sshWrapper), overriding: [:])
-        try #require(write.status == 0, "\(write)")
-        let agent = try SSHAgent.start(socket: try sb.agentSocketPath())
-        defer { agent.stop() }
-        let r = try sb.shell(Recipe.sshAdd, overriding: [
-            "SSH_AUTH_SOCK": agent.socket,
-            "VAULT_ASKPASS": try sb.promptRecordingAskpass(.correct),
-        ], timeout: .seconds(60))
-        #expect(!r.timedOut && r.status != 0, "\(r)")
-        #expect(agent.listedKeys().isEmpty)
-        #expect(sb.prompts.count == 4, "Enter, Bad, then two repeats before the block: \(sb.prompts)")
-        #expect(r.stderr.contains("Too many failed attempts") || r.stderr.contains("too many failures"), "\(r.stderr)")
-        let log = sb.auditFileLines.filter { $0.contains(#""command":"askpass""#) }
-        // Five requests (four delivered, the fifth blocked) and a "rejected" line for each delivery the
-        // program came back for: the three that counted.
-        #expect(log.count == 8 && log.filter { $0.contains(#""result":"rejected""#) }.count == 3, "\(log)")
+        // The whole scenario again, in a new sandbox, when pam_wrapper (the test tool, not the product)
+        // failed pam_start in one of the askpass runs inside ssh-add, which nothing there retries.
+        var attempt = 0
+        while true {
+            attempt += 1
+            let sb = try Sandbox()
+            _ = try sb.makeSSHKey(passphrase: "the-real-key-passphrase")
+            try sb.storeSuppliable("ssh-key", Array("not-the-key-passphrase".utf8))
+            let write = try sb.shell(try Recipe.usingBuiltBinary(Recipe.sshWrapper), overriding: [:])
+            try #require(write.status == 0, "\(write)")
+            let agent = try SSHAgent.start(socket: try sb.agentSocketPath())
+            defer { agent.stop() }
+            let r = try sb.shell(Recipe.sshAdd, overriding: [
+                "SSH_AUTH_SOCK": agent.socket,
+                "VAULT_ASKPASS": try sb.promptRecordingAskpass(.correct),
+            ], timeout: .seconds(60))
+            let log = sb.auditFileLines.filter { $0.contains(#""command":"askpass""#) }
+            if attempt < 3, log.contains(where: { $0.contains("PAM could not start for service") }) {
+                print("pam_wrapper race inside ssh-add, running the scenario again: \(log)")
+                continue
+            }
+            #expect(!r.timedOut && r.status != 0, "\(r)")
+            #expect(agent.listedKeys().isEmpty)
+            #expect(sb.prompts.count == 4, "Enter, Bad, then two repeats before the block: \(sb.prompts)")
+            #expect(r.stderr.contains("Too many failed attempts") || r.stderr.contains("too many failures"), "\(r.stderr)")
+            // Five requests (four delivered, the fifth blocked) and a "rejected" line for each delivery the
+            // program came back for: the three that counted.
+            #expect(log.count == 8 && log.filter { $0.contains(#""result":"rejected""#) }.count == 3, "\(log)")
+            return
+        }
     }
 }
