@@ -212,28 +212,30 @@ public struct GateFrameReader {
         guard let (word, length) = header.withUnsafeBytes({ GateFrame.parseHeader($0) }) else { return .failure(.malformed) }
         if !word.carriesSecret {
             var bytes = [UInt8](repeating: 0, count: length)
-            var count = 0
-            while count < length {
-                let got = bytes.withUnsafeMutableBytes { readSome($0.baseAddress! + count, length - count, deadline) }
-                switch got {
-                case .failure(let f): return .failure(f == .endOfInput ? .malformed : f)
-                case .success(let n): count += n
-                }
-            }
+            if let failure = bytes.withUnsafeMutableBytes({ readExactly($0.baseAddress!, length, deadline) }) { return .failure(failure) }
             return .success(GateFrame(word, plain: bytes))
         }
         let payload = SecretBytes(capacity: length)
         var failure: Failure?
         payload.withUnsafeMutableBytes { raw, count in
-            while count < length {
-                switch readSome(raw.baseAddress! + count, length - count, deadline) {
-                case .failure(let f): failure = f == .endOfInput ? .malformed : f; return
-                case .success(let n): count += n
-                }
-            }
+            failure = readExactly(raw.baseAddress!, length, deadline)
+            if failure == nil { count = length }
         }
         if let failure { return .failure(failure) }
         return .success(GateFrame(word, payload))
+    }
+
+    /// Reads exactly `count` bytes into `into` (a payload: an end before them is a frame cut short); nil when
+    /// they all came.
+    private func readExactly(_ into: UnsafeMutableRawPointer, _ count: Int, _ deadline: Deadline) -> Failure? {
+        var done = 0
+        while done < count {
+            switch readSome(into + done, count - done, deadline) {
+            case .failure(let f): return f == .endOfInput ? .malformed : f
+            case .success(let n): done += n
+            }
+        }
+        return nil
     }
 
     private func readSome(_ into: UnsafeMutableRawPointer, _ count: Int, _ deadline: Deadline) -> Result<Int, Failure> {
