@@ -47,34 +47,37 @@ import Slots
         func names() throws(SlotError) -> [SlotName] { try inner.names() }
     }
 
-    @Test func theGatesSlotAndTheSecretServiceAreAskedAtTheSameTime() throws {
+    /// The fixture's slots behind the waiting gate and the signalling sync slot, on a pipe closed at the end.
+    func withWaitingVault(_ body: (VaultFixture, Vault) throws -> Void) throws {
         let f = VaultFixture()
         let p = try #require(ChildSpawn.pipe())
         defer { close(p.read); close(p.write) }
-        let vault = Vault(device: WaitingGatedSlot(f.device, waitingOn: p.read), sync: SignallingSlot(f.sync, signalling: p.write),
-                          record: f.record, gate: f.gate)
-        f.device.seed(api, "from the gate")
-        try f.given(api, recordedAs: .device)
-        let status = try vault.status(api)
-        #expect(status.mode == .device && status.state == .onThisDevice, "\(status)")
-        #expect(!status.message.contains("Could not look"), "\(status.message)")
+        try body(f, Vault(device: WaitingGatedSlot(f.device, waitingOn: p.read), sync: SignallingSlot(f.sync, signalling: p.write),
+                          record: f.record, gate: f.gate))
+    }
+
+    @Test func theGatesSlotAndTheSecretServiceAreAskedAtTheSameTime() throws {
+        try withWaitingVault { f, vault in
+            f.device.seed(api, "from the gate")
+            try f.given(api, recordedAs: .device)
+            let status = try vault.status(api)
+            #expect(status.mode == .device && status.state == .onThisDevice, "\(status)")
+            #expect(!status.message.contains("Could not look"), "\(status.message)")
+        }
     }
 
     @Test func bothAnswersCountAsWhenAskedInTurn() throws {
-        let f = VaultFixture()
-        let p = try #require(ChildSpawn.pipe())
-        defer { close(p.read); close(p.write) }
-        let vault = Vault(device: WaitingGatedSlot(f.device, waitingOn: p.read), sync: SignallingSlot(f.sync, signalling: p.write),
-                          record: f.record, gate: f.gate)
-        // A copy in each slot and no record: the two copies conflict, whichever answered first.
-        f.device.seed(api, "device copy")
-        f.sync.seed(api, "sync copy")
-        let both = try vault.status(api)
-        #expect(both.state == .unknown && both.message.contains("both slots hold a copy"), "\(both)")
-        // The Secret Service cannot be asked: a device value is not ruled out of it.
-        f.sync.unavailable = .serviceUnavailable("no bus")
-        try f.given(api, recordedAs: .device)
-        let device = try vault.status(api)
-        #expect(device.mode == .device && device.message.contains("not ruled out"), "\(device)")
+        try withWaitingVault { f, vault in
+            // A copy in each slot and no record: the two copies conflict, whichever answered first.
+            f.device.seed(api, "device copy")
+            f.sync.seed(api, "sync copy")
+            let both = try vault.status(api)
+            #expect(both.state == .unknown && both.message.contains("both slots hold a copy"), "\(both)")
+            // The Secret Service cannot be asked: a device value is not ruled out of it.
+            f.sync.unavailable = .serviceUnavailable("no bus")
+            try f.given(api, recordedAs: .device)
+            let device = try vault.status(api)
+            #expect(device.mode == .device && device.message.contains("not ruled out"), "\(device)")
+        }
     }
 }
