@@ -116,7 +116,7 @@ final class Context {
     /// `authenticating`: the command may ask for a password (the gate makes ready for it meanwhile).
     /// `launched`: the gate the command started before its words were parsed (`GateClient.launchInstalled`).
     func startGateEarly(authenticating: Bool, launched: GateClient.Launched? = nil) {
-        guard builtProtection == nil, earlyGate == nil, let path = GateClient.installedPath() else { return }
+        guard builtProtection == nil, earlyGate == nil, let path = launched?.path ?? GateClient.installedPath() else { return }
         let client = GateClient(path: path, source: passwordSource, promptSeconds: gatePromptSeconds)
         client.startEarly(authenticating: authenticating, launched: launched)
         earlyGate = client

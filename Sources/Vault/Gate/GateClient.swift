@@ -110,7 +110,7 @@ public final class GateClient: @unchecked Sendable {
     /// A gate started before its client was made (`launchInstalled`), for `startEarly` to take. Not
     /// `Sendable`, as `Process` is not.
     public struct Launched {
-        let path: String
+        public let path: String
         let process: Result<Process, VaultError>
     }
 
