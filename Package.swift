@@ -24,8 +24,9 @@ let package = Package(
         .target(name: "Slots", dependencies: ["CSodium", "CSystemd", "CGcrypt", "CSystem"]),
         .systemLibrary(name: "CSystem"),  // prctl(2), which Glibc's module does not export
         .target(name: "Vault", dependencies: ["Slots", "CPAM", "CSystem"]),
-        // Not dumpable before anything of vaultctl runs: a C constructor (Sources/CStartHardening/start.c).
-        .target(name: "CStartHardening"),
+        // Not dumpable before anything of vaultctl runs, and the installed gate started then: C constructors
+        // (Sources/CStartHardening), which start the gate as GateClient does (CSystem's gate_start.h).
+        .target(name: "CStartHardening", dependencies: ["CSystem"]),
         .executableTarget(name: "vaultctl", dependencies: ["Vault", "Slots", "CStartHardening"]),
         // The TPM: tpm2-tss (ESAPI pulls in libcrypto) is linked into a helper that vaultctl starts only to
         // seal or unseal, so no other command pays its load time (~2 ms).

@@ -1,39 +1,39 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CStartHardening
 import Vault
 
-/// Starts the installed vaultctl-gate from the raw words of the command line, before they are decoded and
-/// parsed: the gate's start-up is most of a protected command's time, and the decoding, the parsing and the
-/// command's context (a few hundred microseconds of first use of the Swift runtime) then run while it
-/// loads. The command is named by the first one or two words, as `CommandTable` names it; nothing starts
-/// for `--help`, `-h` or `--version`, for a command that does not look at the vault, or under git's helper
-/// name. The parsed command takes the process (`Context.startGateEarly`); a usage error found later leaves
-/// it to end at once (its input closes when vaultctl exits), before any request.
+/// The installed vaultctl-gate started from the raw words of the command line before the Swift runtime and
+/// main run (Sources/CStartHardening/early_gate.c, a constructor run once vaultctl is not dumpable): the
+/// gate's start-up is most of a protected command's time, and vaultctl's own start (the runtime, the
+/// decoding and parsing of the words, the command's context) then runs while it loads. The command is named
+/// by the first one or two words, as `CommandTable` names it; nothing starts for `--help`, `-h` or
+/// `--version`, for a command that does not look at the vault, or under git's helper name. The parsed
+/// command takes the process (`Context.startGateEarly`); a usage error found later leaves it to end at once
+/// (its input closes when vaultctl exits), before any request.
 enum EarlyGate {
+    /// What the constructor started, if it started the gate; taken once.
     static func launch() -> GateClient.Launched? {
-        let count = Int(CommandLine.argc)
-        // Only the words the decision reads: the program's name, and words up to a help option or `--`.
-        var words: [String] = []
-        for i in 0..<count {
-            guard let word = CommandLine.unsafeArgv[i].map({ String(cString: $0) }) else { break }
-            words.append(word)
-            if word == "--" { break }
-        }
-        guard let kind = command(words) else { return nil }
-        return GateClient.launchInstalled(authenticating: kind.authenticatesAsARule)
+        let taken = vaultctl_take_early_gate()
+        guard let path = taken.path else { return nil }
+        return GateClient.launched(path: String(cString: path), taken.start)
     }
 
-    /// The command `argv` (the program's name first) names, when the gate should start for it ahead.
+    /// The command `argv` (the program's name first) names, when the gate is started for it ahead: the
+    /// constructor's own decision.
     static func command(_ argv: [String]) -> CommandKind? {
-        guard argv.count >= 2, argv[0].split(separator: "/").last.map(String.init) != GitHelperEntry.programName else { return nil }
-        for word in argv.dropFirst() {
-            if word == "--" { break }
-            if word == "--help" || word == "-h" || word == "--version" { return nil }
-        }
-        let first = argv[1]
-        let kind = argv.count > 2 ? CommandKind(rawValue: "\(first) \(argv[2])") ?? CommandKind(rawValue: first) : CommandKind(rawValue: first)
-        guard let kind, kind.looksAtVault else { return nil }
-        return kind
+        var words: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
+        defer { words.forEach { free($0) } }
+        guard let name = vaultctl_early_gate_command(Int32(words.count), &words, nil) else { return nil }
+        return CommandKind(rawValue: String(cString: name))
+    }
+
+    /// Whether the constructor gives the gate the `--authenticating` hint for the command `argv` names.
+    static func hintsAuthentication(_ argv: [String]) -> Bool {
+        var words: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
+        defer { words.forEach { free($0) } }
+        var authenticates: Int32 = 0
+        return vaultctl_early_gate_command(Int32(words.count), &words, &authenticates) != nil && authenticates == 1
     }
 }

@@ -1,8 +1,9 @@
 import Testing
 @testable import vaultctl
 
-/// Which command lines start the installed gate before their words are parsed (`EarlyGate`): the same
-/// command `CommandTable` finds, and only one that looks at the vault.
+/// Which command lines start the installed gate before their words are parsed (`EarlyGate`, the C
+/// constructor's table in Sources/CStartHardening/early_gate.c): the same command `CommandTable` finds, only
+/// one that looks at the vault, and the `--authenticating` hint for exactly those that authenticate as a rule.
 @Suite struct EarlyGateTests {
     @Test func theCommandIsNamedByItsFirstWordsAsTheTableNamesIt() {
         #expect(EarlyGate.command(["vaultctl", "read", "mail"]) == .read)
@@ -14,6 +15,8 @@ import Testing
             let words = ["vaultctl"] + kind.rawValue.split(separator: " ").map(String.init)
             #expect((EarlyGate.command(words) != nil) == kind.looksAtVault, "\(kind)")
             #expect(EarlyGate.command(words).map { CommandTable.match(Array(words.dropFirst()))?.0.kind == $0 } ?? true, "\(kind)")
+            // The constructor's own table gives the hint to exactly the commands that authenticate as a rule.
+            #expect(EarlyGate.hintsAuthentication(words + ["slot"]) == (kind.looksAtVault && kind.authenticatesAsARule), "\(kind)")
         }
     }
 

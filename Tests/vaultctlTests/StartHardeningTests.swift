@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// vaultctl is not dumpable before its `main` runs (Sources/CStartHardening): a same-user program that opened
-/// /proc/PID/mem or attached while it was dumpable would keep that access afterwards.
+/// /proc/PID/mem or attached while it was dumpable would keep that access afterwards. The installed gate is
+/// started then too, once vaultctl is not dumpable, before main.
 @Suite struct StartHardeningTests {
     @Test func vaultctlIsNotDumpableBeforeMainRuns() throws {
         let trace = NSTemporaryDirectory() + "start-hardening-\(getpid()).trace"
@@ -11,9 +12,36 @@ import Testing
                                   environment: ["PATH": Paths.systemPATH])
         #expect(r.status == 0, "\(r)")
         let lines = (try String(contentsOfFile: trace, encoding: .utf8)).split(separator: "\n")
-        // main's first statement checks descriptors 0-2 with fcntl(F_GETFD); the constructor's prctl comes first.
+        // The start-up's first check of descriptors 0-2 (fcntl F_GETFD, early_gate.c's constructor and again
+        // main's first statement) comes after the prctl of start.c's constructor.
         let dumpable = lines.firstIndex { $0.contains("PR_SET_DUMPABLE") && $0.contains("SUID_DUMP_DISABLE") }
         let mainBegins = lines.firstIndex { $0.hasPrefix("fcntl(0, F_GETFD)") }
         #expect(dumpable != nil && mainBegins != nil && dumpable! < mainBegins!, "\(lines)")
+    }
+
+    @Test func theInstalledGateStartsBeforeMainOnceVaultctlIsNotDumpable() throws {
+        // An installed layout: PREFIX/bin/vaultctl and PREFIX/libexec/vaultctl/vaultctl-gate (here not
+        // set-group-ID, so it refuses to run: only the order of the start matters).
+        let prefix = NSTemporaryDirectory() + "early-gate-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: prefix) }
+        try FileManager.default.createDirectory(atPath: "\(prefix)/bin", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: "\(prefix)/libexec/vaultctl", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Paths.vaultctl, toPath: "\(prefix)/bin/vaultctl")
+        try FileManager.default.copyItem(atPath: Paths.folder(of: Paths.vaultctl) + "/vaultctl-gate", toPath: "\(prefix)/libexec/vaultctl/vaultctl-gate")
+        let trace = "\(prefix)/trace"
+        let state = "\(prefix)/state"
+        let r = ProcessRunner.run(Paths.tool("strace"), ["-f", "-o", trace, "-e", "trace=execve,prctl", "\(prefix)/bin/vaultctl", "status", "mail"],
+                                  environment: ["PATH": Paths.systemPATH, "HOME": prefix, "XDG_STATE_HOME": state, "XDG_CONFIG_HOME": state])
+        #expect(r.status != 0, "\(r)")  // the gate, not set-group-ID, refused: status says so
+        let lines = (try String(contentsOfFile: trace, encoding: .utf8)).split(separator: "\n")
+        let pid = lines.first.map { String($0.prefix { $0 != " " }) } ?? "?"
+        // vaultctl's own PR_SET_DUMPABLE calls: start.c's constructor, then Hardening.apply() in main (its
+        // second statement after the descriptors).
+        let hardening = lines.indices.filter { lines[$0].hasPrefix(pid + " ") && lines[$0].contains("PR_SET_DUMPABLE") }
+        let gateExec = lines.firstIndex { $0.contains("execve(") && $0.contains("/libexec/vaultctl/vaultctl-gate\"") }
+        #expect(hardening.count == 2 && gateExec != nil, "\(lines)")
+        if hardening.count == 2, let gateExec {
+            #expect(hardening[0] < gateExec && gateExec < hardening[1], "\(lines)")
+        }
     }
 }

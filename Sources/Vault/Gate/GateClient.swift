@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Slots
+import CSystem
 
 /// The CLI's side of the gate protocol: starts `vaultctl-gate` once per command (as early as the command
 /// knows it will need it, or at the first request),
@@ -19,8 +20,9 @@ public final class GateClient: @unchecked Sendable {
     let promptSeconds: Double
     /// The PATH the gate sets for itself, and the only variables it keeps (as polkit's helper keeps them:
     /// the language of PAM's messages).
-    public static let gatePATH = "/usr/sbin:/usr/bin:/sbin:/bin"
-    public static let gateVariables = ["LANG", "LANGUAGE", "LC_MESSAGES"]
+    /// (CSystem's gate_start.h, which vaultctl's constructor starts the gate with too.)
+    public static let gatePATH = VAULTCTL_GATE_PATH_VARIABLE
+    public static let gateVariables = VAULTCTL_GATE_KEPT_VARIABLES.split(separator: " ").map(String.init)
     /// How long one frame may take when nobody is asked (the gate reads a few files).
     static let quickSeconds = 10.0
 
@@ -41,13 +43,9 @@ public final class GateClient: @unchecked Sendable {
     /// Where the gate is for the vaultctl that runs: `../libexec/vaultctl/vaultctl-gate` from the folder of
     /// its own binary (as `make install` puts them); nil when there is none there.
     public static func installedPath() -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard n > 0 else { return nil }
-        let exe = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let folder = SecureFile.parent(of: SecureFile.parent(of: exe))
-        let path = "\(folder == "/" ? "" : folder)/libexec/vaultctl/vaultctl-gate"
-        return access(path, F_OK) == 0 ? path : nil
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
+        guard vaultctl_installed_gate_path(&buffer) != 0 else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Starts the gate (once) and reads its hello: whether this user's vault is protected already. Throws
@@ -97,7 +95,7 @@ public final class GateClient: @unchecked Sendable {
 
     /// The gate's one argument: a hint that the command may authenticate (see `startEarly`). It changes only
     /// when the gate does what such a request needs, never what it does.
-    public static let authenticatingHint = "--authenticating"
+    public static let authenticatingHint = VAULTCTL_GATE_AUTHENTICATING_HINT
 
     /// A started gate: vaultctl's ends of its pipes, and its process id. Not `Sendable`: the descriptors
     /// belong to the one thread that runs the command.
@@ -121,6 +119,12 @@ public final class GateClient: @unchecked Sendable {
         return Launched(path: path, process: launch(path, authenticating: authenticating))
     }
 
+    /// The gate vaultctl's constructor started before main (`vaultctl_gate_spawn` from C, as `launch`), for
+    /// `startEarly` to take.
+    public static func launched(path: String, _ start: vaultctl_gate_start) -> Launched {
+        Launched(path: path, process: process(path, start))
+    }
+
     private func adopt(_ process: Result<Process, VaultError>) -> Result<Void, VaultError> {
         process.map { p in
             toGate = p.toGate
@@ -130,27 +134,17 @@ public final class GateClient: @unchecked Sendable {
     }
 
     private static func launch(_ path: String, authenticating: Bool = false) -> Result<Process, VaultError> {
-        guard let input = ChildSpawn.pipe(), let output = ChildSpawn.pipe() else {
-            return .failure(.slot(.gateUnavailable("no pipe to talk to it (\(String(cString: strerror(errno))))")))
-        }
-        // The gate keeps only these of any environment (it starts again without the rest), so it is given
-        // only these: no second start.
-        let environment = ["PATH=\(Self.gatePATH)"] + Self.gateVariables.compactMap { (name: String) -> String? in
-            getenv(name).map { "\(name)=\(String(cString: $0))" }
-        }
-        let spawned = ChildSpawn.start([path] + (authenticating ? [Self.authenticatingHint] : []), searchingPATH: false, environment: environment) { actions in
-            posix_spawn_file_actions_adddup2(&actions, input.read, 0)
-            posix_spawn_file_actions_adddup2(&actions, output.write, 1)
-        }
-        close(input.read)
-        close(output.write)
-        switch spawned {
-        case .success(let pid):
-            return .success(Process(toGate: input.write, fromGate: output.read, pid: pid))
-        case .failure(let f):
-            close(input.write)
-            close(output.read)
-            return .failure(.slot(.gateUnavailable("\(path) could not be started (\(String(cString: strerror(f.errno))))")))
+        process(path, path.withCString { vaultctl_gate_spawn($0, authenticating ? 1 : 0) })
+    }
+
+    private static func process(_ path: String, _ start: vaultctl_gate_start) -> Result<Process, VaultError> {
+        switch Int(start.failed) {
+        case Int(VAULTCTL_GATE_STARTED):
+            return .success(Process(toGate: start.to_gate, fromGate: start.from_gate, pid: start.pid))
+        case Int(VAULTCTL_GATE_NO_PIPE):
+            return .failure(.slot(.gateUnavailable("no pipe to talk to it (\(String(cString: strerror(start.error))))")))
+        default:
+            return .failure(.slot(.gateUnavailable("\(path) could not be started (\(String(cString: strerror(start.error))))")))
         }
     }
 

@@ -16,17 +16,7 @@ public enum Hardening {
     /// setuid programs do. Otherwise the first file vaultctl opens would become standard input or output:
     /// a password line read from a lock file, a secret written into one. Done before anything is opened.
     public static func ensureStandardDescriptors() {
-        for fd: Int32 in 0...2 where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
-            var opened = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY)
-            // No /dev/null (a bare sandbox): a read-only directory, on which reads and writes fail.
-            if opened < 0 { opened = open("/", O_RDONLY | O_DIRECTORY) }
-            // Nothing at all to hold the place: better to stop than to let a file take it.
-            if opened < 0 { _exit(1) }
-            if opened != fd {
-                _ = dup2(opened, fd)
-                _ = close(opened)
-            }
-        }
+        vaultctl_ensure_standard_descriptors()  // CSystem's gate_start.h: vaultctl's constructor does it too
     }
 
     /// Whether core dumps are off for this process (for tests and `--version`-style diagnostics).
