@@ -26,6 +26,12 @@ rarely does. It prints "ready" once the name is owned. Scenarios:
     alias-race   gnome-keyring's first-call race: the first ReadAlias answers "/" and every search before
                  the second ReadAlias finds nothing; then as provider, with a real key exchange and the
                  value "allowed-secret"
+    names-clients  as KeePassXC names its clients: its process is called "keepassxc", and at the first
+                 Secret Service call of each connection it asks the bus for the connection's process and
+                 reads its /proc/PID/exe, printing "client EXE" (or "client unreadable: WHY"), then the same
+                 for its parent ("parent ..."); it drops its capabilities first (a provider running as the
+                 user has none; run the client without them too, as setpriv --bounding-set=-all); otherwise
+                 as provider, with a real key exchange and the value "allowed-secret"
 
 It writes one line to stdout for each call a test may want to see: "prompted", "dismissed", "created".
 
@@ -49,7 +55,7 @@ ITEM_PATH = COLLECTION_PATH + "/1"
 scenario = sys.argv[1] if len(sys.argv) > 1 else "provider"
 KNOWN = {"provider", "plain-only", "bad-key", "error-reply", "locked-empty", "lock-ignored", "lock-listed",
          "silent-after-alias", "prompt-create", "prompt-silent", "prompt-dismissed", "item-locked",
-         "item-locked-allow", "exit-mid-call", "alias-race"}
+         "item-locked-allow", "exit-mid-call", "alias-race", "names-clients"}
 PROMPTING = {"prompt-create", "prompt-silent", "prompt-dismissed", "item-locked", "item-locked-allow"}
 session_key = None
 aliases_answered = 0
@@ -78,14 +84,40 @@ def event(text):
     print(text, flush=True)
 
 
+named_clients = set()
+
+
+def name_client(sender):
+    """names-clients: what KeePassXC does at a connection's first call (DBusMgr::serviceInfo and readProc):
+    the connection's process from the bus, then its executable."""
+    if scenario != "names-clients" or sender in named_clients:
+        return
+    named_clients.add(sender)
+    bus = dbus.SessionBus()
+    driver = dbus.Interface(bus.get_object("org.freedesktop.DBus", "/org/freedesktop/DBus"), "org.freedesktop.DBus")
+    pid = int(driver.GetConnectionUnixProcessID(sender))
+    try:
+        event("client " + os.readlink("/proc/%d/exe" % pid))
+    except OSError as e:
+        event("client unreadable: " + e.strerror)
+    # Its parent too (KeePassXC reads the whole line of parents): vaultctl, when the client is its connector.
+    with open("/proc/%d/stat" % pid) as f:
+        ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+    try:
+        event("parent " + os.readlink("/proc/%d/exe" % ppid))
+    except OSError as e:
+        event("parent unreadable: " + e.strerror)
+
+
 def never_answer():
     """Keeps the call unanswered: dbus-python sends no reply for an async method that never calls back."""
     return scenario == "silent-after-alias"
 
 
 class Service(dbus.service.Object):
-    @dbus.service.method(SERVICE, in_signature="s", out_signature="o")
-    def ReadAlias(self, name):
+    @dbus.service.method(SERVICE, in_signature="s", out_signature="o", sender_keyword="sender")
+    def ReadAlias(self, name, sender=None):
+        name_client(sender)
         global aliases_answered
         aliases_answered += 1
         event("alias %d" % aliases_answered)
@@ -94,8 +126,9 @@ class Service(dbus.service.Object):
         return dbus.ObjectPath(COLLECTION_PATH if name == "default" else "/")
 
     @dbus.service.method(SERVICE, in_signature="sv", out_signature="vo",
-                         async_callbacks=("reply", "error"))
-    def OpenSession(self, algorithm, argument, reply, error):
+                         async_callbacks=("reply", "error"), sender_keyword="sender")
+    def OpenSession(self, algorithm, argument, reply, error, sender=None):
+        name_client(sender)
         if never_answer():
             return
         refuse_everything()
@@ -105,7 +138,7 @@ class Service(dbus.service.Object):
             reply(dbus.Array([dbus.Byte(1)], signature="y", variant_level=1),
                   dbus.ObjectPath("/org/freedesktop/secrets/session/s1"))
             return
-        if scenario in PROMPTING or scenario == "alias-race":
+        if scenario in PROMPTING or scenario in ("alias-race", "names-clients"):
             # The server half of the exchange (libsecret's secret-session.c, with Python's cryptography).
             global session_key
             from cryptography.hazmat.primitives import hashes
@@ -119,8 +152,10 @@ class Service(dbus.service.Object):
             return
         raise Failure("org.freedesktop.DBus.Error.NotSupported", "this fake provider does no key exchange")
 
-    @dbus.service.method(SERVICE, in_signature="a{ss}", out_signature="aoao", async_callbacks=("reply", "error"))
-    def SearchItems(self, attributes, reply, error):
+    @dbus.service.method(SERVICE, in_signature="a{ss}", out_signature="aoao", async_callbacks=("reply", "error"),
+                         sender_keyword="sender")
+    def SearchItems(self, attributes, reply, error, sender=None):
+        name_client(sender)
         if never_answer():
             return
         if scenario == "exit-mid-call":
@@ -249,6 +284,20 @@ class Item(dbus.service.Object):
 
 
 def main():
+    if scenario == "names-clients":
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(15, b"keepassxc", 0, 0, 0)  # PR_SET_NAME: /proc/PID/comm, as KeePassXC's own
+        # No capabilities, as a provider running as the user has none: root's CAP_SYS_PTRACE (the tests run
+        # as root) would read /proc/PID/exe of a process that is not dumpable.
+        class Header(ctypes.Structure):
+            _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+        class Data(ctypes.Structure):
+            _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+        none = (Data * 2)()
+        if libc.capset(ctypes.byref(Header(0x20080522, 0)), none) != 0:
+            sys.exit("fake-secret-service.py: capset: " + os.strerror(ctypes.get_errno()))
     DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()
     Service(bus, "/org/freedesktop/secrets")

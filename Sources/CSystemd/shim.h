@@ -16,7 +16,8 @@
     X(sd_bus_message_unref) X(sd_bus_message_append_basic) X(sd_bus_message_append_array) \
     X(sd_bus_message_open_container) X(sd_bus_message_close_container) X(sd_bus_message_peek_type) \
     X(sd_bus_message_read_basic) X(sd_bus_message_read_array) X(sd_bus_message_enter_container) \
-    X(sd_bus_message_exit_container) X(sd_bus_message_is_method_error) X(sd_bus_message_get_error)
+    X(sd_bus_message_exit_container) X(sd_bus_message_is_method_error) X(sd_bus_message_get_error) \
+    X(sd_bus_get_fd) X(sd_bus_set_fd)
 
 /// The sd-bus functions vaultctl calls, by name.
 struct vaultctl_sd_bus {

@@ -124,8 +124,11 @@ final class SecretServiceClient {
     }
 
     private static func connect(deadline: Deadline) throws(Failure) -> SecretServiceClient {
-        let bus: BusConnection
+        var bus: BusConnection
         do { bus = try BusConnection.open(deadline: deadline) } catch { throw .bus(error) }
+        // A provider that names its clients by their executables gets a connection whose process it can
+        // read (BusConnector); this first one is closed unused.
+        if bus.providerNamesClientsByExecutable(deadline: deadline), let seen = bus.reopenedThroughConnector(deadline: deadline) { bus = seen }
         let client = SecretServiceClient(bus: bus, deadline: deadline)
         try client.waitUntilTheProviderKnowsThisConnection()
         return client

@@ -40,6 +40,7 @@ final class SecretServiceInstance: Sendable {
         case scriptedItemLockedAllow = "scripted:item-locked-allow"
         case scriptedExitMidCall = "scripted:exit-mid-call"
         case scriptedAliasRace = "scripted:alias-race"
+        case scriptedNamesClients = "scripted:names-clients"
         /// KeePassXC headless on a new database, access confirmation off (collection 'vaultctl test').
         case keepassxc
         /// The same with KeePassXC's default: every read of an item needs the person's confirmation.

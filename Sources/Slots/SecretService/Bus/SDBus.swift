@@ -16,12 +16,22 @@ final class BusConnection {
     private let bus: OpaquePointer
     /// Whether the bus has accepted us (authentication and `Hello` done) at some point.
     private var registered = false
+    /// The connector that connected this socket, until the provider has had a call from it (`BusConnector`).
+    private var connector: BusConnector?
 
     private init(bus: OpaquePointer) {
         self.bus = bus
     }
 
-    deinit { _ = sd.sd_bus_close_unref(bus) }
+    deinit {
+        releaseConnector()
+        _ = sd.sd_bus_close_unref(bus)
+    }
+
+    private func releaseConnector() {
+        connector?.release()
+        connector = nil
+    }
 
     /// Connects to the session bus: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`
     /// (`SessionBusAddress`). Authentication and `Hello` go out at once and are answered while the first
@@ -49,12 +59,57 @@ final class BusConnection {
         }
     }
 
+    /// Whether the process that owns `org.freedesktop.secrets` names its clients by the executable of their
+    /// process (KeePassXC), which it cannot read for vaultctl (not dumpable). One call to the bus; false when
+    /// the name has no owner yet or anything fails.
+    func providerNamesClientsByExecutable(deadline: Deadline) -> Bool {
+        let ask = BusCall("/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", [.string("org.freedesktop.secrets")])
+        guard let reply = try? callAll([ask], destination: "org.freedesktop.DBus", deadline: deadline).first,
+              case .success(let values) = reply, case .uint32(let pid)? = values.first,
+              let name = BusConnector.processName(of: pid) else { return false }
+        return BusConnector.providerNamesClientsByExecutable(processName: name)
+    }
+
+    /// A second connection to the same bus, on a socket that the connector connected (`BusConnector`), so
+    /// that the provider sees a process it can name; nil when it could not be made (this one is then used).
+    /// The corresponding C functions are `sd_bus_get_fd`, `sd_bus_new`, `sd_bus_set_fd`,
+    /// `sd_bus_set_bus_client` and `sd_bus_start`.
+    func reopenedThroughConnector(deadline: Deadline) -> BusConnection? {
+        let fd = sd.sd_bus_get_fd(bus)
+        guard fd >= 0, let connector = BusConnector.connect(like: fd, deadline: deadline) else { return nil }
+        var made: OpaquePointer?
+        guard sd.sd_bus_new(&made) >= 0, let new = made else {
+            close(connector.socket)
+            connector.release()
+            return nil
+        }
+        guard sd.sd_bus_set_fd(new, connector.socket, connector.socket) >= 0 else {
+            close(connector.socket)
+            connector.release()
+            _ = sd.sd_bus_close_unref(new)
+            return nil
+        }
+        var rc = sd.sd_bus_set_bus_client(new, 1)
+        if rc >= 0 { rc = sd.sd_bus_start(new) }
+        guard rc >= 0 else {
+            connector.release()
+            _ = sd.sd_bus_close_unref(new)  // closes the socket it was given
+            return nil
+        }
+        let connection = BusConnection(bus: new)
+        connection.connector = connector
+        return connection
+    }
+
     /// Sends every call without waiting (at most `window` unanswered at once, below dbus-daemon's limit of
     /// pending replies per connection) and gathers the replies. A failure of the connection throws; an error
     /// reply is that call's `.failure(.remote)`.
     func callAll(_ calls: [BusCall], destination: String, window: Int = 64,
                  deadline: Deadline) throws(DBusError) -> [Result<[DBusValue], DBusError>] {
         guard !calls.isEmpty else { return [] }
+        // The provider names the connection's process at its first call to it (KeePassXC: not at a `Ping`,
+        // which its D-Bus library answers alone): once one is answered, the connector may end.
+        defer { if connector != nil && destination != "org.freedesktop.DBus" && calls.contains(where: { $0.member != "Ping" }) { releaseConnector() } }
         let pending = PendingReplies(count: calls.count)
         var slots: [OpaquePointer?] = []
         slots.reserveCapacity(calls.count)

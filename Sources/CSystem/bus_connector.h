@@ -1,0 +1,136 @@
+/* The session-bus connector: both ends of it. A Secret Service provider that names its clients by the
+   executable at /proc/PID/exe of the connection's process (KeePassXC: "invalid executable path" otherwise)
+   cannot read vaultctl's, which is not dumpable from its first constructor on. The bus takes a connection's
+   process from the socket's credentials, which are those of the process that called connect(2). So vaultctl
+   starts a copy of itself, the connector, that connects a socket to the address vaultctl's own connection
+   reached, hands it over and then, holding nothing but the channel (no socket, no secret, no pipe to the
+   gate), makes itself dumpable so that the provider can read its /proc/PID/exe, until vaultctl closes the
+   channel (its first call to the provider answered). vaultctl speaks the whole protocol on the socket with
+   sd-bus (authentication, Hello, the calls), so the connector never sees a byte of it.
+
+   The connector runs in a constructor of vaultctl (Sources/CStartHardening/bus_connector.c), before the Swift
+   runtime and main, and ends there: no Swift code runs dumpable. */
+#ifndef VAULTCTL_BUS_CONNECTOR_H
+#define VAULTCTL_BUS_CONNECTOR_H
+
+#include <errno.h>
+#include <poll.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* vaultctl's one argument that makes it the connector; its channel is standard input (a SOCK_SEQPACKET). */
+#define VAULTCTL_BUS_CONNECTOR_ARGUMENT "--connect-session-bus-for-vaultctl"
+/* How long the connector waits for the address, and then for vaultctl to close the channel. */
+#define VAULTCTL_BUS_CONNECTOR_ADDRESS_MS 5000
+#define VAULTCTL_BUS_CONNECTOR_HOLD_MS 120000
+
+/* The connector's side; its exit status. 0: the socket was handed over. */
+static inline int vaultctl_run_bus_connector(void) {
+    const int channel = 0;
+    struct pollfd wait = { channel, POLLIN, 0 };
+    if (poll(&wait, 1, VAULTCTL_BUS_CONNECTOR_ADDRESS_MS) != 1) return 75;
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof address);
+    ssize_t length = recv(channel, &address, sizeof address, 0);
+    if (length <= (ssize_t)offsetof(struct sockaddr_un, sun_path) || address.sun_family != AF_UNIX) return 65;
+    int bus = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (bus < 0) return 69;
+    int rc;
+    for (int tries = 0; (rc = connect(bus, (const struct sockaddr *)&address, (socklen_t)length)) != 0; tries++) {
+        /* EAGAIN: the listener's backlog is full (as BusConnection.open retries) */
+        if (errno != EAGAIN || tries >= 1000) return 69;
+        usleep(1000);
+    }
+    char byte = 0;
+    struct iovec data = { &byte, 1 };
+    union { char space[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = &data;
+    message.msg_iovlen = 1;
+    message.msg_control = control.space;
+    message.msg_controllen = sizeof control.space;
+    struct cmsghdr *rights = CMSG_FIRSTHDR(&message);
+    rights->cmsg_level = SOL_SOCKET;
+    rights->cmsg_type = SCM_RIGHTS;
+    rights->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(rights), &bus, sizeof bus);
+    if (sendmsg(channel, &message, MSG_NOSIGNAL) != 1) return 69;
+    (void)close(bus);
+    /* Now it holds only the channel, on which vaultctl reads nothing more. */
+    (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    (void)poll(&wait, 1, VAULTCTL_BUS_CONNECTOR_HOLD_MS);
+    return 0;
+}
+
+/* vaultctl's side. The address the connected socket `fd` reached (getpeername(2)): 0, or -errno. */
+static inline int vaultctl_bus_peer_address(int fd, struct sockaddr_un *address, socklen_t *length) {
+    memset(address, 0, sizeof *address);
+    *length = sizeof *address;
+    if (getpeername(fd, (struct sockaddr *)address, length) != 0) return -errno;
+    if (address->sun_family != AF_UNIX || *length <= (socklen_t)offsetof(struct sockaddr_un, sun_path)) return -EAFNOSUPPORT;
+    return 0;
+}
+
+/* Sends the address on `channel`: 0, or -errno. */
+static inline int vaultctl_bus_connector_send(int channel, const struct sockaddr_un *address, socklen_t length) {
+    return send(channel, address, length, MSG_NOSIGNAL) == (ssize_t)length ? 0 : -errno;
+}
+
+/* The socket the connector handed over on `channel`, within `milliseconds`, once it is a connected stream
+   socket whose peer is at `address` (a descriptor that is anything else is closed): the descriptor, or
+   -errno (-ETIMEDOUT, -EPROTO for a message without exactly one descriptor, -EADDRNOTAVAIL for another peer). */
+static inline int vaultctl_bus_connector_receive(int channel, int milliseconds, const struct sockaddr_un *address,
+                                                 socklen_t length) {
+    struct pollfd wait = { channel, POLLIN, 0 };
+    int ready = poll(&wait, 1, milliseconds);
+    if (ready == 0) return -ETIMEDOUT;
+    if (ready < 0) return -errno;
+    char byte;
+    struct iovec data = { &byte, 1 };
+    union { char space[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = &data;
+    message.msg_iovlen = 1;
+    message.msg_control = control.space;
+    message.msg_controllen = sizeof control.space;
+    ssize_t got = recvmsg(channel, &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    if (got < 0) return -errno;
+    struct cmsghdr *rights = CMSG_FIRSTHDR(&message);
+    if (got != 1 || (message.msg_flags & MSG_CTRUNC) || rights == NULL || rights->cmsg_level != SOL_SOCKET
+        || rights->cmsg_type != SCM_RIGHTS || rights->cmsg_len != CMSG_LEN(sizeof(int))) {
+        if (rights != NULL && rights->cmsg_type == SCM_RIGHTS) {
+            /* close whatever came, so nothing stray stays open */
+            int *fds = (int *)CMSG_DATA(rights);
+            size_t count = (rights->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < count; i++) (void)close(fds[i]);
+        }
+        return -EPROTO;
+    }
+    int fd;
+    memcpy(&fd, CMSG_DATA(rights), sizeof fd);
+    struct stat st;
+    int type = 0, domain = 0;
+    socklen_t size = sizeof type, dsize = sizeof domain;
+    struct sockaddr_un peer;
+    socklen_t peer_length;
+    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)
+        || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &size) != 0 || type != SOCK_STREAM
+        || getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dsize) != 0 || domain != AF_UNIX
+        || vaultctl_bus_peer_address(fd, &peer, &peer_length) != 0
+        || peer_length != length || memcmp(&peer, address, length) != 0) {
+        (void)close(fd);
+        return -EADDRNOTAVAIL;
+    }
+    return fd;
+}
+
+#endif

@@ -1,0 +1,77 @@
+import CSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A session-bus socket connected by a copy of vaultctl that the provider can see (CSystem's
+/// bus_connector.h has the why and the other end): for a provider that names its clients by the executable
+/// of the connection's process, as KeePassXC does (and warns "invalid executable path" about vaultctl, which
+/// is not dumpable). vaultctl itself stays not dumpable; the connector becomes dumpable only once it holds
+/// nothing but the channel, and ends when vaultctl closes it.
+struct BusConnector {
+    /// The connected socket (vaultctl's from now on), the channel the connector waits on, its pid.
+    let socket: Int32
+    let channel: Int32
+    let pid: pid_t
+
+    /// Whether the process that owns `org.freedesktop.secrets` names its clients by their executables.
+    /// Only KeePassXC is known to (its process name). Another provider is talked to directly.
+    static func providerNamesClientsByExecutable(processName: String) -> Bool {
+        processName == "keepassxc"
+    }
+
+    /// The process name (`/proc/PID/comm`) of `pid`, or nil.
+    static func processName(of pid: UInt32) -> String? {
+        let fd = open("/proc/\(pid)/comm", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let n = read(fd, &buffer, buffer.count)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer[..<n].prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+    }
+
+    /// Starts the connector (this very program, at /proc/self/exe's path) and takes the socket it connected
+    /// to the address `existing` reached, within `deadline`; nil when any step fails (the caller keeps its own
+    /// connection: the provider then names vaultctl's process as before).
+    static func connect(like existing: Int32, deadline: Deadline) -> BusConnector? {
+        var address = sockaddr_un()
+        var length = socklen_t(0)
+        guard vaultctl_bus_peer_address(existing, &address, &length) == 0 else { return nil }
+        var exe = [CChar](repeating: 0, count: Int(PATH_MAX))
+        let n = readlink("/proc/self/exe", &exe, exe.count - 1)
+        guard n > 0 else { return nil }
+        let program = String(decoding: exe[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else { return nil }
+        // Nothing of vaultctl's but the channel: no environment, /dev/null for output and errors.
+        let spawned = ChildSpawn.start([program, VAULTCTL_BUS_CONNECTOR_ARGUMENT], searchingPATH: false, environment: []) { actions in
+            posix_spawn_file_actions_adddup2(&actions, pair[1], 0)
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
+        close(pair[1])
+        guard case .success(let pid) = spawned else {
+            close(pair[0])
+            return nil
+        }
+        let channel = pair[0]
+        let socket: Int32 = vaultctl_bus_connector_send(channel, &address, length) == 0
+            ? vaultctl_bus_connector_receive(channel, max(deadline.remainingMilliseconds, 1), &address, length)
+            : -1
+        guard socket >= 0 else {
+            close(channel)  // the connector ends at once
+            var status: Int32 = 0
+            _ = waitpid(pid, &status, WNOHANG)
+            return nil
+        }
+        return BusConnector(socket: socket, channel: channel, pid: pid)
+    }
+
+    /// Lets the connector end (the provider has read what it needed); reaps it if it has ended already.
+    func release() {
+        close(channel)
+        var status: Int32 = 0
+        _ = waitpid(pid, &status, WNOHANG)
+    }
+}
