@@ -28,8 +28,8 @@ rarely does. It prints "ready" once the name is owned. Scenarios:
                  value "allowed-secret"
     names-clients  as KeePassXC names its clients: its process is called "keepassxc", and at the first
                  Secret Service call of each connection it asks the bus for the connection's process and
-                 reads its /proc/PID/exe, printing "client EXE" (or "client unreadable: WHY"), then the same
-                 for its parent ("parent ..."); it drops its capabilities first (a provider running as the
+                 reads its /proc/PID/exe, printing "client EXE" (or "client unreadable: WHY"), what it
+                 holds ("client holds 0=socket 1=/dev/null ..."), then its parent's ("parent ..."); it drops its capabilities first (a provider running as the
                  user has none; run the client without them too, as setpriv --bounding-set=-all); otherwise
                  as provider, with a real key exchange and the value "allowed-secret"
 
@@ -100,6 +100,13 @@ def name_client(sender):
         event("client " + os.readlink("/proc/%d/exe" % pid))
     except OSError as e:
         event("client unreadable: " + e.strerror)
+    # What it holds: its descriptors, in order ("socket" for any socket), or why they cannot be listed.
+    try:
+        fds = sorted(int(n) for n in os.listdir("/proc/%d/fd" % pid))
+        held = ["socket" if t.startswith("socket:") else t for t in (os.readlink("/proc/%d/fd/%d" % (pid, n)) for n in fds)]
+        event("client holds " + " ".join("%d=%s" % (n, t) for n, t in zip(fds, held)))
+    except OSError as e:
+        event("client holds unreadable: " + e.strerror)
     # Its parent too (KeePassXC reads the whole line of parents): vaultctl, when the client is its connector.
     with open("/proc/%d/stat" % pid) as f:
         ppid = int(f.read().rsplit(")", 1)[1].split()[1])

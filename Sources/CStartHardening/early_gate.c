@@ -1,4 +1,5 @@
-// vaultctl-gate started before the Swift runtime and main: a protected command's time is mostly the gate's
+// vaultctl-gate started before main (in the release build, which links the Swift runtime statically, before
+// the runtime's start-up too): a protected command's time is mostly the gate's
 // own start-up, which then overlaps vaultctl's (the Swift runtime's start, the decoding and parsing of the
 // words, the command's context). The command is named by the first one or two words, as vaultctl's command
 // table names it (EarlyGateTests hold this table to CommandKind); nothing starts for `--help`, `-h` or
@@ -64,6 +65,8 @@ __attribute__((constructor(102))) static void vaultctl_start_gate_early(int argc
     started.start = vaultctl_gate_spawn(started_path, authenticates);
     started.path = started_path;
 }
+
+int vaultctl_early_gate_linked(void) { return 0; }
 
 struct vaultctl_early_gate vaultctl_take_early_gate(void) {
     struct vaultctl_early_gate taken = started;

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -29,23 +30,15 @@
 #define VAULTCTL_BUS_CONNECTOR_ADDRESS_MS 5000
 #define VAULTCTL_BUS_CONNECTOR_HOLD_MS 120000
 
-/* The connector's side; its exit status. 0: the socket was handed over. */
-static inline int vaultctl_run_bus_connector(void) {
-    const int channel = 0;
-    struct pollfd wait = { channel, POLLIN, 0 };
-    if (poll(&wait, 1, VAULTCTL_BUS_CONNECTOR_ADDRESS_MS) != 1) return 75;
-    struct sockaddr_un address;
-    memset(&address, 0, sizeof address);
-    ssize_t length = recv(channel, &address, sizeof address, 0);
-    if (length <= (ssize_t)offsetof(struct sockaddr_un, sun_path) || address.sun_family != AF_UNIX) return 65;
-    int bus = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (bus < 0) return 69;
-    int rc;
-    for (int tries = 0; (rc = connect(bus, (const struct sockaddr *)&address, (socklen_t)length)) != 0; tries++) {
-        /* EAGAIN: the listener's backlog is full (as BusConnection.open retries) */
-        if (errno != EAGAIN || tries >= 1000) return 69;
-        usleep(1000);
-    }
+/* Whether `address` (of `length` bytes) names an absolute path or an abstract name: a relative path would be
+   resolved against whichever folder the process is in. */
+static inline int vaultctl_bus_address_is_absolute(const struct sockaddr_un *address, socklen_t length) {
+    return length > (socklen_t)offsetof(struct sockaddr_un, sun_path) && address->sun_family == AF_UNIX
+        && (address->sun_path[0] == '/' || address->sun_path[0] == 0);
+}
+
+/* Sends the descriptor `fd` on `channel` (one byte with SCM_RIGHTS): 0, or -errno. */
+static inline int vaultctl_bus_connector_hand_over(int channel, int fd) {
     char byte = 0;
     struct iovec data = { &byte, 1 };
     union { char space[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } control;
@@ -60,8 +53,37 @@ static inline int vaultctl_run_bus_connector(void) {
     rights->cmsg_level = SOL_SOCKET;
     rights->cmsg_type = SCM_RIGHTS;
     rights->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(rights), &bus, sizeof bus);
-    if (sendmsg(channel, &message, MSG_NOSIGNAL) != 1) return 69;
+    memcpy(CMSG_DATA(rights), &fd, sizeof fd);
+    return sendmsg(channel, &message, MSG_NOSIGNAL | MSG_DONTWAIT) == 1 ? 0 : -errno;
+}
+
+/* The connector's side; its exit status (sysexits). 0: the socket was handed over. Run by hand (standard
+   input not vaultctl's channel), it says so in one line and ends with 64. */
+static inline int vaultctl_run_bus_connector(void) {
+    static const char byHand[] = "vaultctl: " VAULTCTL_BUS_CONNECTOR_ARGUMENT " is vaultctl's own: it connects "
+        "the session bus for the vaultctl that started it, on its standard input; it is not a command.\n";
+    const int channel = 0;
+    int type = 0;
+    socklen_t size = sizeof type;
+    if (getsockopt(channel, SOL_SOCKET, SO_TYPE, &type, &size) != 0 || type != SOCK_SEQPACKET) {
+        (void)!write(2, byHand, sizeof byHand - 1);
+        return 64;
+    }
+    struct pollfd wait = { channel, POLLIN, 0 };
+    if (poll(&wait, 1, VAULTCTL_BUS_CONNECTOR_ADDRESS_MS) != 1) return 75;
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof address);
+    ssize_t length = recv(channel, &address, sizeof address, MSG_DONTWAIT);
+    if (length < 0 || !vaultctl_bus_address_is_absolute(&address, (socklen_t)length)) return 65;
+    /* Non-blocking: a full backlog is EAGAIN at once (not a wait in connect), tried again for at most ~1 s,
+       as BusConnection.open does. */
+    int bus = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (bus < 0) return 69;
+    for (int tries = 0; connect(bus, (const struct sockaddr *)&address, (socklen_t)length) != 0; tries++) {
+        if (errno != EAGAIN || tries >= 1000) return 69;
+        usleep(1000);
+    }
+    if (vaultctl_bus_connector_hand_over(channel, bus) != 0) return 69;
     (void)close(bus);
     /* Now it holds only the channel, on which vaultctl reads nothing more. */
     (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
@@ -74,8 +96,16 @@ static inline int vaultctl_bus_peer_address(int fd, struct sockaddr_un *address,
     memset(address, 0, sizeof *address);
     *length = sizeof *address;
     if (getpeername(fd, (struct sockaddr *)address, length) != 0) return -errno;
-    if (address->sun_family != AF_UNIX || *length <= (socklen_t)offsetof(struct sockaddr_un, sun_path)) return -EAFNOSUPPORT;
+    if (!vaultctl_bus_address_is_absolute(address, *length)) return -EAFNOSUPPORT;
     return 0;
+}
+
+/* Whether the peers of the sockets `a` and `b` are the same process (SO_PEERCRED: pid, uid and gid). */
+static inline int vaultctl_same_peer_process(int a, int b) {
+    struct { pid_t pid; uid_t uid; gid_t gid; } x, y;  /* struct ucred, declared by glibc only under _GNU_SOURCE */
+    socklen_t xs = sizeof x, ys = sizeof y;
+    return getsockopt(a, SOL_SOCKET, SO_PEERCRED, &x, &xs) == 0 && getsockopt(b, SOL_SOCKET, SO_PEERCRED, &y, &ys) == 0
+        && x.pid == y.pid && x.uid == y.uid && x.gid == y.gid && x.pid > 0;
 }
 
 /* Sends the address on `channel`: 0, or -errno. */
@@ -83,11 +113,13 @@ static inline int vaultctl_bus_connector_send(int channel, const struct sockaddr
     return send(channel, address, length, MSG_NOSIGNAL) == (ssize_t)length ? 0 : -errno;
 }
 
-/* The socket the connector handed over on `channel`, within `milliseconds`, once it is a connected stream
-   socket whose peer is at `address` (a descriptor that is anything else is closed): the descriptor, or
-   -errno (-ETIMEDOUT, -EPROTO for a message without exactly one descriptor, -EADDRNOTAVAIL for another peer). */
+/* The socket the connector handed over on `channel`, within `milliseconds`, once it is a connected unix
+   stream socket whose peer is at `address` and is the very process that answers on `reference` (vaultctl's own
+   connection: SO_PEERCRED of both, the bus daemon's pid, uid and gid; a listener bound at the same path
+   after a rename is another process). Anything else is closed. The descriptor, or -errno: -ETIMEDOUT,
+   -EPROTO (a message without exactly one descriptor), -EADDRNOTAVAIL (another peer). */
 static inline int vaultctl_bus_connector_receive(int channel, int milliseconds, const struct sockaddr_un *address,
-                                                 socklen_t length) {
+                                                 socklen_t length, int reference) {
     struct pollfd wait = { channel, POLLIN, 0 };
     int ready = poll(&wait, 1, milliseconds);
     if (ready == 0) return -ETIMEDOUT;
@@ -126,7 +158,8 @@ static inline int vaultctl_bus_connector_receive(int channel, int milliseconds, 
         || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &size) != 0 || type != SOCK_STREAM
         || getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dsize) != 0 || domain != AF_UNIX
         || vaultctl_bus_peer_address(fd, &peer, &peer_length) != 0
-        || peer_length != length || memcmp(&peer, address, length) != 0) {
+        || peer_length != length || memcmp(&peer, address, length) != 0
+        || !vaultctl_same_peer_process(fd, reference)) {
         (void)close(fd);
         return -EADDRNOTAVAIL;
     }

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
+#include "spawn.h"
 
 extern int pipe2(int pipefd[2], int flags);
-extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 
 /* The PATH the gate sets for itself, and the only variables it keeps (as polkit's helper keeps them: the
    language of PAM's messages), separated by spaces. vaultctl gives it only these, so it never starts twice. */
@@ -77,9 +77,8 @@ static inline char *vaultctl_environment_entry(const char *name, size_t length) 
     return NULL;
 }
 
-/* Starts the gate at `path` with its standard input and output on two new pipes, nothing else open (every
-   descriptor from 3 up closed in the child), no signal blocked, SIGPIPE at its default, and only PATH and
-   the kept variables in its environment. Allocates nothing: it may run before main. */
+/* Starts the gate at `path` (as every child: spawn.h) with its standard input and output on two new pipes,
+   and only PATH and the kept variables in its environment. Allocates nothing: it may run before main. */
 static inline struct vaultctl_gate_start vaultctl_gate_spawn(const char *path, int authenticating) {
     struct vaultctl_gate_start r = { VAULTCTL_GATE_STARTED, 0, -1, -1, -1 };
     int input[2], output[2];
@@ -110,23 +109,12 @@ static inline struct vaultctl_gate_start vaultctl_gate_spawn(const char *path, i
     char *argv[] = { (char *)path, authenticating ? (char *)VAULTCTL_GATE_AUTHENTICATING_HINT : NULL, NULL };
 
     posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
     posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attr);
     int rc = posix_spawn_file_actions_adddup2(&actions, input[0], 0);
     if (rc == 0) rc = posix_spawn_file_actions_adddup2(&actions, output[1], 1);
-    if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGPIPE);
-    if (rc == 0) rc = posix_spawnattr_setsigmask(&attr, &none);
-    if (rc == 0) rc = posix_spawnattr_setsigdefault(&attr, &defaults);
-    if (rc == 0) rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     pid_t pid = -1;
-    if (rc == 0) rc = posix_spawn(&pid, path, &actions, &attr, argv, environment);
+    if (rc == 0) rc = vaultctl_spawn(&pid, path, 0, 0, &actions, argv, environment);
     posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
     (void)close(input[0]);
     (void)close(output[1]);
     if (rc != 0) {

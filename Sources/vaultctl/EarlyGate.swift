@@ -4,9 +4,9 @@ import Glibc
 import CStartHardening
 import Vault
 
-/// The installed vaultctl-gate started from the raw words of the command line before the Swift runtime and
-/// main run (Sources/CStartHardening/early_gate.c, a constructor run once vaultctl is not dumpable): the
-/// gate's start-up is most of a protected command's time, and vaultctl's own start (the runtime, the
+/// The installed vaultctl-gate started from the raw words of the command line by a constructor
+/// (Sources/CStartHardening/early_gate.c), once vaultctl is not dumpable, before main (and, in the release
+/// build, before the statically linked Swift runtime's start-up): the gate's start-up is most of a protected command's time, and vaultctl's own start (the runtime, the
 /// decoding and parsing of the words, the command's context) then runs while it loads. The command is named
 /// by the first one or two words, as `CommandTable` names it; nothing starts for `--help`, `-h` or
 /// `--version`, for a command that does not look at the vault, or under git's helper name. The parsed

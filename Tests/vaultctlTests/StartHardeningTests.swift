@@ -38,10 +38,26 @@ import Testing
         // vaultctl's own PR_SET_DUMPABLE calls: start.c's constructor, then Hardening.apply() in main (its
         // second statement after the descriptors).
         let hardening = lines.indices.filter { lines[$0].hasPrefix(pid + " ") && lines[$0].contains("PR_SET_DUMPABLE") }
-        let gateExec = lines.firstIndex { $0.contains("execve(") && $0.contains("/libexec/vaultctl/vaultctl-gate\"") }
-        #expect(hardening.count == 2 && gateExec != nil, "\(lines)")
+        let gateExecs = lines.indices.filter { lines[$0].contains("execve(") && lines[$0].contains("/libexec/vaultctl/vaultctl-gate\"") }
+        let gateExec = gateExecs.first
+        // One gate: the command adopted the one the constructor started.
+        #expect(hardening.count == 2 && gateExecs.count == 1, "\(lines)")
         if hardening.count == 2, let gateExec {
             #expect(hardening[0] < gateExec && gateExec < hardening[1], "\(lines)")
+        }
+
+        // With descriptors 0-2 closed, the constructor opens /dev/null on them before the gate's pipes: no pipe
+        // end becomes standard input or output.
+        let closed = "\(prefix)/closed.trace"
+        _ = ProcessRunner.run(Paths.tool("sh"), ["-c", "exec \"$0\" -f -o \"$1\" -e trace=pipe2,execve \"$2\" status mail <&- >&- 2>&-",
+                                                  Paths.tool("strace"), closed, "\(prefix)/bin/vaultctl"],
+                              environment: ["PATH": Paths.systemPATH, "HOME": prefix, "XDG_STATE_HOME": state, "XDG_CONFIG_HOME": state])
+        let closedLines = (try String(contentsOfFile: closed, encoding: .utf8)).split(separator: "\n")
+        let pipes = closedLines.filter { $0.contains("pipe2([") }
+        #expect(pipes.count >= 2 && closedLines.contains { $0.contains("vaultctl-gate\"") && $0.contains("execve(") }, "\(closedLines)")
+        for line in pipes {
+            let fds = line.split(separator: "[")[1].split(separator: "]")[0].split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            #expect(fds.count == 2 && fds.allSatisfy { $0 >= 3 }, "\(line)")
         }
     }
 }

@@ -6,6 +6,8 @@
 // start.c's constructor makes vaultctl not dumpable before anything else of it runs. This function only
 // lets Swift name the module, so that its object is linked (and its constructors with it).
 int vaultctl_start_hardening_linked(void);
+int vaultctl_early_gate_linked(void);
+int vaultctl_bus_connector_linked(void);
 
 // early_gate.c: the command `argv` names (its name as vaultctl's command table spells it, "recovery show"),
 // when the installed gate is started for it before main; NULL otherwise. `authenticates` (may be NULL): 1 when

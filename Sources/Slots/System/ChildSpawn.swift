@@ -47,34 +47,16 @@ public enum ChildSpawn {
     /// and `posix_spawn`. With `ownGroup`, the child leads a new process group (its pid is the group's id),
     /// so it can be ended together with whatever it started.
     /// `environment`: the child's whole environment ("NAME=value" each); nil: this process's own.
+    /// `programName`: the child's own argv[0], when it is not the path it is started from.
     public static func start(_ argv: [String], searchingPATH: Bool = true, ownGroup: Bool = false,
-                             environment: [String]? = nil,
+                             environment: [String]? = nil, programName: String? = nil,
                              actions setup: (inout posix_spawn_file_actions_t) -> Void) -> Result<pid_t, SpawnFailure> {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         setup(&actions)
-        // After the dups `setup` asked for: nothing but 0, 1 and 2 reaches the program.
-        let closing = vaultctl_spawn_closefrom(&actions, 3)
-        guard closing == 0 else { return .failure(SpawnFailure(errno: closing)) }
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attr, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        posix_spawnattr_setsigdefault(&attr, &defaults)
-        var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
-        if ownGroup {
-            posix_spawnattr_setpgroup(&attr, 0)
-            flags |= POSIX_SPAWN_SETPGROUP
-        }
-        posix_spawnattr_setflags(&attr, Int16(flags))
         // Each word's own bytes, invalid UTF-8 and all (`ArgumentBytes`).
-        let cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { word in
+        let cArgs: [UnsafeMutablePointer<CChar>?] = ((programName.map { [$0] } ?? [argv[0]]) + argv.dropFirst()).map { word in
             ArgumentBytes.bytes(of: word).withUnsafeBufferPointer { b in
                 let p = UnsafeMutablePointer<CChar>.allocate(capacity: b.count + 1)
                 b.withMemoryRebound(to: CChar.self) { p.update(from: $0.baseAddress!, count: b.count) }
@@ -86,11 +68,10 @@ public enum ChildSpawn {
         let cEnv: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup($0) } + [nil] }
         defer { cEnv?.forEach { free($0) } }
         var pid: pid_t = 0
+        // CSystem's spawn.h: the child set-up every started program gets (the gate's start uses it too).
         let rc = (cEnv ?? []).withUnsafeBufferPointer { given -> Int32 in
-            let env = cEnv == nil ? UnsafePointer(environ) : given.baseAddress!
-            return searchingPATH
-                ? posix_spawnp(&pid, argv[0], &actions, &attr, cArgs, env)
-                : posix_spawn(&pid, argv[0], &actions, &attr, cArgs, env)
+            vaultctl_spawn(&pid, argv[0], searchingPATH ? 1 : 0, ownGroup ? 1 : 0, &actions, cArgs,
+                           cEnv == nil ? environ : UnsafeMutablePointer(mutating: given.baseAddress!))
         }
         return rc == 0 ? .success(pid) : .failure(SpawnFailure(errno: rc))
     }

@@ -31,21 +31,19 @@ struct BusConnector {
         return String(decoding: buffer[..<n].prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
     }
 
-    /// Starts the connector (this very program, at /proc/self/exe's path) and takes the socket it connected
-    /// to the address `existing` reached, within `deadline`; nil when any step fails (the caller keeps its own
-    /// connection: the provider then names vaultctl's process as before).
+    /// Starts the connector (this very program: /proc/self/exe, so the same binary even if its file was
+    /// replaced meanwhile) and takes the socket it connected to the address `existing` reached, within
+    /// `deadline` and at most a second (so that vaultctl's own connection still has time); nil when any step
+    /// fails (the caller keeps its own connection: the provider then names vaultctl's process as before).
     static func connect(like existing: Int32, deadline: Deadline) -> BusConnector? {
         var address = sockaddr_un()
         var length = socklen_t(0)
         guard vaultctl_bus_peer_address(existing, &address, &length) == 0 else { return nil }
-        var exe = [CChar](repeating: 0, count: Int(PATH_MAX))
-        let n = readlink("/proc/self/exe", &exe, exe.count - 1)
-        guard n > 0 else { return nil }
-        let program = String(decoding: exe[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else { return nil }
         // Nothing of vaultctl's but the channel: no environment, /dev/null for output and errors.
-        let spawned = ChildSpawn.start([program, VAULTCTL_BUS_CONNECTOR_ARGUMENT], searchingPATH: false, environment: []) { actions in
+        let spawned = ChildSpawn.start(["/proc/self/exe", VAULTCTL_BUS_CONNECTOR_ARGUMENT], searchingPATH: false, environment: [],
+                                       programName: "vaultctl") { actions in
             posix_spawn_file_actions_adddup2(&actions, pair[1], 0)
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
@@ -55,22 +53,26 @@ struct BusConnector {
             close(pair[0])
             return nil
         }
-        let channel = pair[0]
-        let socket: Int32 = vaultctl_bus_connector_send(channel, &address, length) == 0
-            ? vaultctl_bus_connector_receive(channel, max(deadline.remainingMilliseconds, 1), &address, length)
+        let connector = BusConnector(socket: -1, channel: pair[0], pid: pid)
+        let wait = min(max(deadline.remainingMilliseconds / 4, 1), 1000)
+        let socket: Int32 = vaultctl_bus_connector_send(pair[0], &address, length) == 0
+            ? vaultctl_bus_connector_receive(pair[0], wait, &address, length, existing)
             : -1
         guard socket >= 0 else {
-            close(channel)  // the connector ends at once
-            var status: Int32 = 0
-            _ = waitpid(pid, &status, WNOHANG)
+            connector.release()  // it ends at once: its channel is closed
             return nil
         }
-        return BusConnector(socket: socket, channel: channel, pid: pid)
+        return BusConnector(socket: socket, channel: pair[0], pid: pid)
     }
 
-    /// Lets the connector end (the provider has read what it needed); reaps it if it has ended already.
+    /// Lets the connector end: the provider has read what it needed (it ends when its channel closes).
     func release() {
         close(channel)
+    }
+
+    /// Collects the connector once it has ended, without waiting (a process that ended is a zombie until
+    /// then; one still running ends within its own bound, and vaultctl's end hands it to init).
+    func reap() {
         var status: Int32 = 0
         _ = waitpid(pid, &status, WNOHANG)
     }

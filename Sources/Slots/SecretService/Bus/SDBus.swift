@@ -16,8 +16,10 @@ final class BusConnection {
     private let bus: OpaquePointer
     /// Whether the bus has accepted us (authentication and `Hello` done) at some point.
     private var registered = false
-    /// The connector that connected this socket, until the provider has had a call from it (`BusConnector`).
+    /// The connector that connected this socket, until the provider has had a call from it (`BusConnector`);
+    /// then only its pid, to collect it when the connection closes.
     private var connector: BusConnector?
+    private var connectorToReap: BusConnector?
 
     private init(bus: OpaquePointer) {
         self.bus = bus
@@ -26,11 +28,14 @@ final class BusConnection {
     deinit {
         releaseConnector()
         _ = sd.sd_bus_close_unref(bus)
+        connectorToReap?.reap()
     }
 
     private func releaseConnector() {
-        connector?.release()
-        connector = nil
+        guard let connector else { return }
+        connector.release()
+        connectorToReap = connector
+        self.connector = nil
     }
 
     /// Connects to the session bus: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`
