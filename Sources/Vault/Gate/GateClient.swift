@@ -152,6 +152,10 @@ public final class GateClient: @unchecked Sendable {
         guard let reader else { return .failure(.slot(.gateUnavailable("it is not running"))) }
         switch reader.next(within: Self.quickSeconds) {
         case .success(let f) where f.word == .hello:
+            // Only the gate as the kernel started it, set-group-ID, is believed (GateIdentity).
+            if let why = GateIdentity.notSetGroupID(pid: gatePID, path: path) {
+                return .failure(.slot(.gateUnavailable("\(path) cannot be trusted: \(why); vaultctl does not talk to it")))
+            }
             let words = f.text.split(separator: " ")
             guard words.count == 3, words[0] == GateRequest.version, ["locked", "unlocked"].contains(words[2]) else {
                 return .failure(.slot(.gateUnavailable("\(path) speaks another version of the protocol (\(Quote.text(f.text))); install vaultctl and its gate together")))
@@ -201,6 +205,8 @@ public final class GateClient: @unchecked Sendable {
             case .info, .error:
                 source.show(frame.text, isError: frame.word == .error)
             case .promptHidden, .promptShown:
+                // A request that never asks gets no question relayed to the person.
+                guard request.mayAsk else { throw .slot(.gateUnavailable("\(path) asked a question during a request that never asks one")) }
                 let reply: GateFrame
                 switch source.answer(frame.text, echo: frame.word == .promptShown, context: "") {
                 case .success(let answer): reply = GateFrame(.answer, answer)
