@@ -114,14 +114,24 @@ import Testing
     @Test func aListenerOfAnotherProcessAtTheSamePathIsRefused() throws {
         let bus = try Bus()
         #expect(rename(bus.path, bus.path + ".real") == 0)
-        let impostor = Process()
-        impostor.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        impostor.arguments = ["-c", "import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8); print('ready', flush=True); time.sleep(10)", bus.path]
-        let out = Pipe()
-        impostor.standardOutput = out
-        try impostor.run()
-        defer { kill(impostor.processIdentifier, SIGKILL); impostor.waitUntilExit() }
-        #expect(out.fileHandleForReading.availableData.starts(with: Array("ready".utf8)))
+        // The impostor: a listener of another process at the same path, once it says it is ready.
+        var out: [Int32] = [-1, -1]
+        #expect(pipe(&out) == 0)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_adddup2(&actions, out[1], 1)
+        let script = "import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8); print('ready', flush=True); time.sleep(10)"
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/usr/bin/python3"), strdup("-c"), strdup(script), strdup(bus.path), nil]
+        var impostor: pid_t = 0
+        #expect(posix_spawn(&impostor, "/usr/bin/python3", &actions, nil, argv, environ) == 0)
+        posix_spawn_file_actions_destroy(&actions)
+        argv.forEach { free($0) }
+        close(out[1])
+        defer { kill(impostor, SIGKILL); var status: Int32 = 0; waitpid(impostor, &status, 0); close(out[0]) }
+        var ready = pollfd(fd: out[0], events: Int16(POLLIN), revents: 0)
+        #expect(poll(&ready, 1, 10_000) == 1)
+        var line = [UInt8](repeating: 0, count: 16)
+        #expect(read(out[0], &line, line.count) > 0 && line.starts(with: Array("ready".utf8)))
         let c = bus.channel()
         let socket = Bus.connect(to: bus.path)
         #expect(socket >= 0)

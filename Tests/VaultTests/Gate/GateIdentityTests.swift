@@ -19,6 +19,7 @@ import Testing
 
     @Test func theEffectiveGroupIsReadFromProc() {
         #expect(GateIdentity.effectiveGroup(of: getpid()) == getegid())
+        #expect(GateIdentity.savedGroup(of: getpid()) == getegid())
         #expect(GateIdentity.effectiveGroup(of: 0) == nil)
     }
 
@@ -38,14 +39,15 @@ import Testing
         guard geteuid() == 0 else { return }
         let path = try copy(of: "/bin/sleep", group: 65534, mode: 0o2755)
         defer { try? FileManager.default.removeItem(atPath: SecureFileTestsPath.parent(path)) }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = ["5"]
-        try p.run()
-        defer { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup(path), strdup("5"), nil]
+        defer { argv.forEach { free($0) } }
+        #expect(posix_spawn(&pid, path, nil, nil, argv, environ) == 0)
+        defer { kill(pid, SIGKILL); var status: Int32 = 0; waitpid(pid, &status, 0) }
         usleep(100_000)  // exec done
-        #expect(GateIdentity.effectiveGroup(of: p.processIdentifier) == 65534)
-        #expect(GateIdentity.notSetGroupID(pid: p.processIdentifier, path: path) == nil)
+        #expect(GateIdentity.effectiveGroup(of: pid) == 65534)
+        #expect(GateIdentity.savedGroup(of: pid) == 65534)
+        #expect(GateIdentity.notSetGroupID(pid: pid, path: path) == nil)
     }
 }
 
