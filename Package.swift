@@ -21,12 +21,14 @@ let package = Package(
         // libpam likewise, at the first authentication.
         .systemLibrary(name: "CSystemd"),
         .systemLibrary(name: "CGcrypt"),
-        .target(name: "Slots", dependencies: ["CSodium", "CSystemd", "CGcrypt", "CSystem"]),
+        // The session-bus connector for KeePassXC (Sources/CBusConnector/bus_connector.c): both of its ends.
+        .target(name: "CBusConnector"),
+        .target(name: "Slots", dependencies: ["CSodium", "CSystemd", "CGcrypt", "CSystem", "CBusConnector"]),
         .systemLibrary(name: "CSystem"),  // prctl(2), which Glibc's module does not export
         .target(name: "Vault", dependencies: ["Slots", "CPAM", "CSystem"]),
         // Not dumpable before anything of vaultctl runs, and the installed gate started then: C constructors
         // (Sources/CStartHardening), which start the gate as GateClient does (CSystem's gate_start.h).
-        .target(name: "CStartHardening", dependencies: ["CSystem"]),
+        .target(name: "CStartHardening", dependencies: ["CSystem", "CBusConnector"]),
         .executableTarget(name: "vaultctl", dependencies: ["Vault", "Slots", "CStartHardening"]),
         // The TPM: tpm2-tss (ESAPI pulls in libcrypto) is linked into a helper that vaultctl starts only to
         // seal or unseal, so no other command pays its load time (~2 ms).

@@ -1,7 +1,6 @@
 #ifndef VAULTCTL_START_HARDENING_H
 #define VAULTCTL_START_HARDENING_H
 #include "../../CSystem/gate_start.h"
-#include "../../CSystem/bus_connector.h"
 
 // start.c's constructor makes vaultctl not dumpable before anything else of it runs. This function only
 // lets Swift name the module, so that its object is linked (and its constructors with it).

@@ -1,8 +1,8 @@
-import CSystem
+import CBusConnector
 import Foundation
 import Testing
 
-/// vaultctl's side of the connector's hand-over (CSystem's bus_connector.h): it takes only a unix stream
+/// vaultctl's side of the connector's hand-over (Sources/CBusConnector): it takes only a unix stream
 /// socket whose peer is at the address it sent and is the very process behind its own connection, within
 /// its bound; anything else is closed and refused, and nothing sent is a timeout, not a wait.
 @Suite struct BusConnectorHandOverTests {
@@ -12,8 +12,8 @@ import Testing
         let path: String
         let listener: Int32
         let own: Int32
-        var address = sockaddr_un()
-        var length = socklen_t(0)
+        var address = [UInt8](repeating: 0, count: Int(VAULTCTL_BUS_ADDRESS_BYTES))
+        var length: UInt32 = 0
 
         init() throws {
             folder = NSTemporaryDirectory() + "connector-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

@@ -1,10 +1,10 @@
-import CSystem
+import CBusConnector
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A session-bus socket connected by a copy of vaultctl that the provider can see (CSystem's
-/// bus_connector.h has the why and the other end): for a provider that names its clients by the executable
+/// A session-bus socket connected by a copy of vaultctl that the provider can see (Sources/CBusConnector
+/// has the why and the other end): for a provider that names its clients by the executable
 /// of the connection's process, as KeePassXC does (and warns "invalid executable path" about vaultctl, which
 /// is not dumpable). vaultctl itself stays not dumpable; the connector becomes dumpable only once it holds
 /// nothing but the channel, and ends when vaultctl closes it.
@@ -36,8 +36,8 @@ struct BusConnector {
     /// `deadline` and at most a second (so that vaultctl's own connection still has time); nil when any step
     /// fails (the caller keeps its own connection: the provider then names vaultctl's process as before).
     static func connect(like existing: Int32, deadline: Deadline) -> BusConnector? {
-        var address = sockaddr_un()
-        var length = socklen_t(0)
+        var address = [UInt8](repeating: 0, count: Int(VAULTCTL_BUS_ADDRESS_BYTES))
+        var length: UInt32 = 0
         guard vaultctl_bus_peer_address(existing, &address, &length) == 0 else { return nil }
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else { return nil }

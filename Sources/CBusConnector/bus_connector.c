@@ -8,10 +8,9 @@
    channel (its first call to the provider answered). vaultctl speaks the whole protocol on the socket with
    sd-bus (authentication, Hello, the calls), so the connector never sees a byte of it.
 
-   The connector runs in a constructor of vaultctl (Sources/CStartHardening/bus_connector.c), before the Swift
-   runtime and main, and ends there: no Swift code runs dumpable. */
-#ifndef VAULTCTL_BUS_CONNECTOR_H
-#define VAULTCTL_BUS_CONNECTOR_H
+   The connector runs in a constructor of vaultctl (Sources/CStartHardening/bus_connector.c), before main,
+   and ends there: no Swift code runs dumpable. The socket types stay in this file: the public header
+   (include/CBusConnector.h) names none, so no Swift module takes the socket headers in as its own. */
 
 #include <errno.h>
 #include <poll.h>
@@ -23,22 +22,17 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-/* vaultctl's one argument that makes it the connector; its channel is standard input (a SOCK_SEQPACKET). */
-#define VAULTCTL_BUS_CONNECTOR_ARGUMENT "--connect-session-bus-for-vaultctl"
-/* How long the connector waits for the address, and then for vaultctl to close the channel. */
-#define VAULTCTL_BUS_CONNECTOR_ADDRESS_MS 5000
-#define VAULTCTL_BUS_CONNECTOR_HOLD_MS 120000
+#include "CBusConnector.h"
 
 /* Whether `address` (of `length` bytes) names an absolute path or an abstract name: a relative path would be
    resolved against whichever folder the process is in. */
-static inline int vaultctl_bus_address_is_absolute(const struct sockaddr_un *address, socklen_t length) {
+static int vaultctl_bus_address_is_absolute(const struct sockaddr_un *address, socklen_t length) {
     return length > (socklen_t)offsetof(struct sockaddr_un, sun_path) && address->sun_family == AF_UNIX
         && (address->sun_path[0] == '/' || address->sun_path[0] == 0);
 }
 
 /* Sends the descriptor `fd` on `channel` (one byte with SCM_RIGHTS): 0, or -errno. */
-static inline int vaultctl_bus_connector_hand_over(int channel, int fd) {
+int vaultctl_bus_connector_hand_over(int channel, int fd) {
     char byte = 0;
     struct iovec data = { &byte, 1 };
     union { char space[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } control;
@@ -59,7 +53,7 @@ static inline int vaultctl_bus_connector_hand_over(int channel, int fd) {
 
 /* The connector's side; its exit status (sysexits). 0: the socket was handed over. Run by hand (standard
    input not vaultctl's channel), it says so in one line and ends with 64. */
-static inline int vaultctl_run_bus_connector(void) {
+int vaultctl_run_bus_connector(void) {
     static const char byHand[] = "vaultctl: " VAULTCTL_BUS_CONNECTOR_ARGUMENT " is vaultctl's own: it connects "
         "the session bus for the vaultctl that started it, on its standard input; it is not a command.\n";
     const int channel = 0;
@@ -92,7 +86,8 @@ static inline int vaultctl_run_bus_connector(void) {
 }
 
 /* vaultctl's side. The address the connected socket `fd` reached (getpeername(2)): 0, or -errno. */
-static inline int vaultctl_bus_peer_address(int fd, struct sockaddr_un *address, socklen_t *length) {
+int vaultctl_bus_peer_address(int fd, void *address_buffer, unsigned int *length) {
+    struct sockaddr_un *address = address_buffer;
     memset(address, 0, sizeof *address);
     *length = sizeof *address;
     if (getpeername(fd, (struct sockaddr *)address, length) != 0) return -errno;
@@ -101,7 +96,7 @@ static inline int vaultctl_bus_peer_address(int fd, struct sockaddr_un *address,
 }
 
 /* Whether the peers of the sockets `a` and `b` are the same process (SO_PEERCRED: pid, uid and gid). */
-static inline int vaultctl_same_peer_process(int a, int b) {
+static int vaultctl_same_peer_process(int a, int b) {
     struct { pid_t pid; uid_t uid; gid_t gid; } x, y;  /* struct ucred, declared by glibc only under _GNU_SOURCE */
     socklen_t xs = sizeof x, ys = sizeof y;
     return getsockopt(a, SOL_SOCKET, SO_PEERCRED, &x, &xs) == 0 && getsockopt(b, SOL_SOCKET, SO_PEERCRED, &y, &ys) == 0
@@ -109,7 +104,7 @@ static inline int vaultctl_same_peer_process(int a, int b) {
 }
 
 /* Sends the address on `channel`: 0, or -errno. */
-static inline int vaultctl_bus_connector_send(int channel, const struct sockaddr_un *address, socklen_t length) {
+int vaultctl_bus_connector_send(int channel, const void *address, unsigned int length) {
     return send(channel, address, length, MSG_NOSIGNAL) == (ssize_t)length ? 0 : -errno;
 }
 
@@ -118,8 +113,8 @@ static inline int vaultctl_bus_connector_send(int channel, const struct sockaddr
    connection: SO_PEERCRED of both, the bus daemon's pid, uid and gid; a listener bound at the same path
    after a rename is another process). Anything else is closed. The descriptor, or -errno: -ETIMEDOUT,
    -EPROTO (a message without exactly one descriptor), -EADDRNOTAVAIL (another peer). */
-static inline int vaultctl_bus_connector_receive(int channel, int milliseconds, const struct sockaddr_un *address,
-                                                 socklen_t length, int reference) {
+int vaultctl_bus_connector_receive(int channel, int milliseconds, const void *address, unsigned int length,
+                                   int reference) {
     struct pollfd wait = { channel, POLLIN, 0 };
     int ready = poll(&wait, 1, milliseconds);
     if (ready == 0) return -ETIMEDOUT;
@@ -153,7 +148,7 @@ static inline int vaultctl_bus_connector_receive(int channel, int milliseconds, 
     int type = 0, domain = 0;
     socklen_t size = sizeof type, dsize = sizeof domain;
     struct sockaddr_un peer;
-    socklen_t peer_length;
+    unsigned int peer_length;
     if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)
         || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &size) != 0 || type != SOCK_STREAM
         || getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dsize) != 0 || domain != AF_UNIX
@@ -166,4 +161,3 @@ static inline int vaultctl_bus_connector_receive(int channel, int milliseconds, 
     return fd;
 }
 
-#endif
