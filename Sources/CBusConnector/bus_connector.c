@@ -31,24 +31,34 @@ static int vaultctl_bus_address_is_absolute(const struct sockaddr_un *address, s
         && (address->sun_path[0] == '/' || address->sun_path[0] == 0);
 }
 
+/* The hand-over's one message, the same on both ends: one byte, and room for one descriptor. */
+struct one_descriptor_message {
+    char byte;
+    struct iovec data;
+    struct msghdr header;
+    union { char space[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } control;
+};
+
+static void one_descriptor_message_init(struct one_descriptor_message *m) {
+    memset(m, 0, sizeof *m);
+    m->data.iov_base = &m->byte;
+    m->data.iov_len = 1;
+    m->header.msg_iov = &m->data;
+    m->header.msg_iovlen = 1;
+    m->header.msg_control = m->control.space;
+    m->header.msg_controllen = sizeof m->control.space;
+}
+
 /* Sends the descriptor `fd` on `channel` (one byte with SCM_RIGHTS): 0, or -errno. */
 int vaultctl_bus_connector_hand_over(int channel, int fd) {
-    char byte = 0;
-    struct iovec data = { &byte, 1 };
-    union { char space[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } control;
-    memset(&control, 0, sizeof control);
-    struct msghdr message;
-    memset(&message, 0, sizeof message);
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    message.msg_control = control.space;
-    message.msg_controllen = sizeof control.space;
-    struct cmsghdr *rights = CMSG_FIRSTHDR(&message);
+    struct one_descriptor_message message;
+    one_descriptor_message_init(&message);
+    struct cmsghdr *rights = CMSG_FIRSTHDR(&message.header);
     rights->cmsg_level = SOL_SOCKET;
     rights->cmsg_type = SCM_RIGHTS;
     rights->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(rights), &fd, sizeof fd);
-    return sendmsg(channel, &message, MSG_NOSIGNAL | MSG_DONTWAIT) == 1 ? 0 : -errno;
+    return sendmsg(channel, &message.header, MSG_NOSIGNAL | MSG_DONTWAIT) == 1 ? 0 : -errno;
 }
 
 /* The connector's side; its exit status (sysexits). 0: the socket was handed over. Run by hand (standard
@@ -119,20 +129,12 @@ int vaultctl_bus_connector_receive(int channel, int milliseconds, const void *ad
     int ready = poll(&wait, 1, milliseconds);
     if (ready == 0) return -ETIMEDOUT;
     if (ready < 0) return -errno;
-    char byte;
-    struct iovec data = { &byte, 1 };
-    union { char space[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } control;
-    memset(&control, 0, sizeof control);
-    struct msghdr message;
-    memset(&message, 0, sizeof message);
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    message.msg_control = control.space;
-    message.msg_controllen = sizeof control.space;
-    ssize_t got = recvmsg(channel, &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    struct one_descriptor_message message;
+    one_descriptor_message_init(&message);
+    ssize_t got = recvmsg(channel, &message.header, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     if (got < 0) return -errno;
-    struct cmsghdr *rights = CMSG_FIRSTHDR(&message);
-    if (got != 1 || (message.msg_flags & MSG_CTRUNC) || rights == NULL || rights->cmsg_level != SOL_SOCKET
+    struct cmsghdr *rights = CMSG_FIRSTHDR(&message.header);
+    if (got != 1 || (message.header.msg_flags & MSG_CTRUNC) || rights == NULL || rights->cmsg_level != SOL_SOCKET
         || rights->cmsg_type != SCM_RIGHTS || rights->cmsg_len != CMSG_LEN(sizeof(int))) {
         if (rights != NULL && rights->cmsg_type == SCM_RIGHTS) {
             /* close whatever came, so nothing stray stays open */

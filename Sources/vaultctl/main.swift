@@ -9,9 +9,7 @@ _ = vaultctl_start_hardening_linked()
 Hardening.ensureStandardDescriptors()  // before anything is opened
 let arguments = ProcessArguments.current()  // before hardening: a non-dumpable process may not read /proc/self
 Hardening.apply()
-// Only once vaultctl is not dumpable: a program running as you could otherwise open /proc/PID/fd/N of the
-// gate's pipes (vaultctl's, and its spawning child's) and speak for it.
-let launched = EarlyGate.launch()  // the installed gate loads while the words are parsed
+let launched = EarlyGate.launch()  // the gate the constructor started (once not dumpable), loading meanwhile
 signal(SIGPIPE, SIG_IGN)
 let words: [String]
 switch GitHelperEntry.route(arguments) {

@@ -32,22 +32,13 @@ enum GateIdentity {
     static func savedGroup(of pid: pid_t) -> gid_t? { group(of: pid, field: 2) }
 
     private static func group(of pid: pid_t, field: Int) -> gid_t? {
-        let fd = open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: 4096)
-        var count = 0
-        while count < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            count += n
+        var found: gid_t?
+        ProcFile.forEachLine("/proc/\(pid)/status", limit: 8192) { line in
+            guard line.hasPrefix("Gid:") else { return true }
+            let fields = line.dropFirst(4).split(whereSeparator: { $0 == "\t" || $0 == " " })
+            found = fields.count > field ? UInt32(fields[field]).map { gid_t($0) } : nil
+            return false
         }
-        for line in bytes[..<count].split(separator: UInt8(ascii: "\n")) where line.starts(with: Array("Gid:".utf8)) {
-            let fields = line.dropFirst(4).split(whereSeparator: { $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: " ") })
-            guard fields.count > field, let value = UInt32(String(decoding: fields[field], as: UTF8.self)) else { return nil }
-            return gid_t(value)
-        }
-        return nil
+        return found
     }
 }

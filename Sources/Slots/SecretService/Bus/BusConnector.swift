@@ -22,13 +22,8 @@ struct BusConnector {
 
     /// The process name (`/proc/PID/comm`) of `pid`, or nil.
     static func processName(of pid: UInt32) -> String? {
-        let fd = open("/proc/\(pid)/comm", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let n = read(fd, &buffer, buffer.count)
-        guard n > 0 else { return nil }
-        return String(decoding: buffer[..<n].prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+        guard let bytes = PlainFile.read("/proc/\(pid)/comm", maximumCount: 64), !bytes.isEmpty else { return nil }
+        return String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
     }
 
     /// Starts the connector (this very program: /proc/self/exe, so the same binary even if its file was
@@ -53,13 +48,12 @@ struct BusConnector {
             close(pair[0])
             return nil
         }
-        let connector = BusConnector(socket: -1, channel: pair[0], pid: pid)
         let wait = min(max(deadline.remainingMilliseconds / 4, 1), 1000)
         let socket: Int32 = vaultctl_bus_connector_send(pair[0], &address, length) == 0
             ? vaultctl_bus_connector_receive(pair[0], wait, &address, length, existing)
             : -1
         guard socket >= 0 else {
-            connector.release()  // it ends at once: its channel is closed
+            close(pair[0])  // the connector ends at once: its channel is closed
             return nil
         }
         return BusConnector(socket: socket, channel: pair[0], pid: pid)

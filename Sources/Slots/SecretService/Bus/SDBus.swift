@@ -83,22 +83,11 @@ final class BusConnection {
         let fd = sd.sd_bus_get_fd(bus)
         guard fd >= 0, let connector = BusConnector.connect(like: fd, deadline: deadline) else { return nil }
         var made: OpaquePointer?
-        guard sd.sd_bus_new(&made) >= 0, let new = made else {
-            close(connector.socket)
+        let owned = sd.sd_bus_new(&made) >= 0 && made != nil && sd.sd_bus_set_fd(made, connector.socket, connector.socket) >= 0
+        guard owned, let new = made, sd.sd_bus_set_bus_client(new, 1) >= 0, sd.sd_bus_start(new) >= 0 else {
+            if !owned { close(connector.socket) }  // once given to the bus, closing the bus closes it
+            if let made { _ = sd.sd_bus_close_unref(made) }
             connector.release()
-            return nil
-        }
-        guard sd.sd_bus_set_fd(new, connector.socket, connector.socket) >= 0 else {
-            close(connector.socket)
-            connector.release()
-            _ = sd.sd_bus_close_unref(new)
-            return nil
-        }
-        var rc = sd.sd_bus_set_bus_client(new, 1)
-        if rc >= 0 { rc = sd.sd_bus_start(new) }
-        guard rc >= 0 else {
-            connector.release()
-            _ = sd.sd_bus_close_unref(new)  // closes the socket it was given
             return nil
         }
         let connection = BusConnection(bus: new)
