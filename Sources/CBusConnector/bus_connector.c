@@ -61,6 +61,11 @@ int vaultctl_bus_connector_hand_over(int channel, int fd) {
     return sendmsg(channel, &message.header, MSG_NOSIGNAL | MSG_DONTWAIT) == 1 ? 0 : -errno;
 }
 
+/* Tells vaultctl on `channel` that the connector is readable (dumpable) now: one byte, "r". 0, or -errno. */
+int vaultctl_bus_connector_say_readable(int channel) {
+    return send(channel, "r", 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1 ? 0 : -errno;
+}
+
 /* The connector's side; its exit status (sysexits). 0: the socket was handed over. Run by hand (standard
    input not vaultctl's channel), it says so in one line and ends with 64. */
 int vaultctl_run_bus_connector(void) {
@@ -91,6 +96,8 @@ int vaultctl_run_bus_connector(void) {
     (void)close(bus);
     /* Now it holds only the channel, on which vaultctl reads nothing more. */
     (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    /* Only now may vaultctl speak on the socket: the provider reads this process at the first call. */
+    if (vaultctl_bus_connector_say_readable(channel) != 0) return 69;
     (void)poll(&wait, 1, VAULTCTL_BUS_CONNECTOR_HOLD_MS);
     return 0;
 }
@@ -159,6 +166,15 @@ int vaultctl_bus_connector_receive(int channel, int milliseconds, const void *ad
         || !vaultctl_same_peer_process(fd, reference)) {
         (void)close(fd);
         return -EADDRNOTAVAIL;
+    }
+    /* Then the word that the connector is readable: used before it, the socket's first call could reach a
+       provider that finds the connector not dumpable yet (seen under load). A descriptor sent with it is
+       dropped by the kernel (no room for it here). */
+    wait.revents = 0;
+    char word = 0;
+    if (poll(&wait, 1, milliseconds) != 1 || recv(channel, &word, 1, MSG_DONTWAIT) != 1 || word != 'r') {
+        (void)close(fd);
+        return -ETIMEDOUT;
     }
     return fd;
 }

@@ -20,9 +20,11 @@ int vaultctl_bus_peer_address(int fd, void *address, unsigned int *length);
 /* Sends the address on `channel`: 0, or -errno. */
 int vaultctl_bus_connector_send(int channel, const void *address, unsigned int length);
 /* The socket the connector handed over on `channel` within `milliseconds`, once it is a connected unix stream
-   socket whose peer is at `address` and is the very process that answers on `reference` (SO_PEERCRED); else
-   closed. The descriptor, or -errno: -ETIMEDOUT, -EPROTO (not exactly one descriptor), -EADDRNOTAVAIL. */
+   socket whose peer is at `address` and is the very process that answers on `reference` (SO_PEERCRED), and
+   the connector said it is readable (within `milliseconds` more); else closed. The descriptor, or -errno: -ETIMEDOUT, -EPROTO (not exactly one descriptor), -EADDRNOTAVAIL. */
 int vaultctl_bus_connector_receive(int channel, int milliseconds, const void *address, unsigned int length, int reference);
+/* The connector's word, after the socket, that it is readable (dumpable) now: 0, or -errno. */
+int vaultctl_bus_connector_say_readable(int channel);
 /* Sends the descriptor `fd` on `channel` (one byte with SCM_RIGHTS): 0, or -errno. */
 int vaultctl_bus_connector_hand_over(int channel, int fd);
 #endif

@@ -71,9 +71,21 @@ import Testing
         let c = bus.channel()
         let socket = Bus.connect(to: bus.path)
         #expect(vaultctl_bus_connector_hand_over(c.connector, socket) == 0)
+        #expect(vaultctl_bus_connector_say_readable(c.connector) == 0)
         let taken = bus.receive(on: c.vaultctl)
         #expect(taken >= 0)
         close(taken); close(socket); close(c.vaultctl); close(c.connector)
+    }
+
+    /// The right socket, but the connector never says it is readable: not used (the provider could find
+    /// the connector not dumpable yet).
+    @Test func aSocketWithoutTheReadableWordIsNotUsed() throws {
+        let bus = try Bus()
+        let c = bus.channel()
+        let socket = Bus.connect(to: bus.path)
+        #expect(vaultctl_bus_connector_hand_over(c.connector, socket) == 0)
+        #expect(bus.receive(on: c.vaultctl, within: 100) == -ETIMEDOUT)
+        close(socket); close(c.vaultctl); close(c.connector)
     }
 
     @Test func nothingSentIsATimeoutWithinItsBound() throws {
