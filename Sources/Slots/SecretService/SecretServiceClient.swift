@@ -126,12 +126,21 @@ final class SecretServiceClient {
     private static func connect(deadline: Deadline) throws(Failure) -> SecretServiceClient {
         var bus: BusConnection
         do { bus = try BusConnection.open(deadline: deadline) } catch { throw .bus(error) }
-        // A provider that names its clients by their executables gets a connection whose process it can
-        // read (BusConnector); this first one is closed unused.
-        if bus.providerNamesClientsByExecutable(deadline: deadline), let seen = bus.reopenedThroughConnector(deadline: deadline) { bus = seen }
-        let client = SecretServiceClient(bus: bus, deadline: deadline)
-        try client.waitUntilTheProviderKnowsThisConnection()
-        return client
+        // The provider's Ping (`waitUntilTheProviderKnowsThisConnection`) goes out in the same trip as the bus's
+        // answer to who the provider is: one round trip for both. A provider that names its clients by their
+        // executables gets a connection whose process it can read (BusConnector), pinged in turn; this first
+        // one is then closed unused (its Ping is answered by the provider's D-Bus library alone).
+        let (namesClients, replies): (Bool, [Reply])
+        do {
+            (namesClients, replies) = try bus.askWhetherProviderNamesClientsByExecutable(alongside: [ping], destination: destination, deadline: deadline)
+        } catch { throw .bus(error) }
+        if namesClients, let seen = bus.reopenedThroughConnector(deadline: deadline) {
+            let client = SecretServiceClient(bus: seen, deadline: deadline)
+            try client.waitUntilTheProviderKnowsThisConnection()
+            return client
+        }
+        try pinged(replies[0])
+        return SecretServiceClient(bus: bus, deadline: deadline)
     }
 
     /// A first call on the new connection, answered before anything else is sent.
@@ -142,12 +151,19 @@ final class SecretServiceClient {
     /// and a `Properties.Get` of a collection or item aborts it; under parallel clients this crashed it
     /// within seconds, and the daemon started again on demand comes up locked. A `Peer.Ping` whose answer
     /// is waited for lets that callback run first (docs/gnome-keyring-first-call-crash.md has the cause,
-    /// the measurements and a reproducer). One round trip per process; every provider's D-Bus library
-    /// answers `Peer` by itself, and one that does not is taken as answered.
+    /// the measurements and a reproducer). One round trip per process, shared with the bus's answer in
+    /// `connect`; every provider's D-Bus library answers `Peer` by itself, and one that does not is taken as
+    /// answered.
     private func waitUntilTheProviderKnowsThisConnection() throws(Failure) {
-        let reply = try callAll([Self.method(Self.servicePath, "org.freedesktop.DBus.Peer", "Ping")])[0]
+        try Self.pinged(callAll([Self.ping])[0])
+    }
+
+    private static let ping = method(servicePath, "org.freedesktop.DBus.Peer", "Ping")
+
+    /// The Ping's answer: an error only when it is not "unknown method" (a provider that does not answer `Peer`).
+    private static func pinged(_ reply: Reply) throws(Failure) {
         if case .failure(.remote(let name, _)) = reply, name.hasPrefix("org.freedesktop.DBus.Error.Unknown") { return }
-        _ = try Self.values(reply)
+        _ = try values(reply)
     }
 
     // MARK: - The default collection

@@ -38,6 +38,12 @@ final class BusConnection {
         self.connector = nil
     }
 
+    /// Loads sd-bus (libsystemd and what it links) if it is not yet: what `open` does first, and the most of
+    /// its time (about a millisecond). Touches no bus.
+    static func loadLibrary() {
+        _ = loadedSDBus
+    }
+
     /// Connects to the session bus: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`
     /// (`SessionBusAddress`). Authentication and `Hello` go out at once and are answered while the first
     /// calls wait. The corresponding C functions are `sd_bus_new`, `sd_bus_set_address`,
@@ -65,14 +71,17 @@ final class BusConnection {
     }
 
     /// Whether the process that owns `org.freedesktop.secrets` names its clients by the executable of their
-    /// process (KeePassXC), which it cannot read for vaultctl (not dumpable). One call to the bus; false when
-    /// the name has no owner yet or anything fails.
-    func providerNamesClientsByExecutable(deadline: Deadline) -> Bool {
-        let ask = BusCall("/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", [.string("org.freedesktop.secrets")])
-        guard let reply = try? callAll([ask], destination: "org.freedesktop.DBus", deadline: deadline).first,
-              case .success(let values) = reply, case .uint32(let pid)? = values.first,
-              let name = BusConnector.processName(of: pid) else { return false }
-        return BusConnector.providerNamesClientsByExecutable(processName: name)
+    /// process (KeePassXC), which it cannot read for vaultctl (not dumpable), asked of the bus in the same
+    /// trip as `calls` (to `destination`), whose replies come back too: one round trip for both. False when
+    /// the name has no owner yet or the bus's answer cannot be used; a failure of the connection throws.
+    func askWhetherProviderNamesClientsByExecutable(alongside calls: [BusCall], destination: String,
+                                                    deadline: Deadline) throws(DBusError) -> (Bool, [Result<[DBusValue], DBusError>]) {
+        let ask = BusCall("/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                          [.string("org.freedesktop.secrets")], to: "org.freedesktop.DBus")
+        let replies = try callAll([ask] + calls, destination: destination, deadline: deadline)
+        guard case .success(let values) = replies[0], case .uint32(let pid)? = values.first,
+              let name = BusConnector.processName(of: pid) else { return (false, Array(replies.dropFirst())) }
+        return (BusConnector.providerNamesClientsByExecutable(processName: name), Array(replies.dropFirst()))
     }
 
     /// A second connection to the same bus, on a socket that the connector connected (`BusConnector`), so
@@ -103,7 +112,11 @@ final class BusConnection {
         guard !calls.isEmpty else { return [] }
         // The provider names the connection's process at its first call to it (KeePassXC: not at a `Ping`,
         // which its D-Bus library answers alone): once one is answered, the connector may end.
-        defer { if connector != nil && destination != "org.freedesktop.DBus" && calls.contains(where: { $0.member != "Ping" }) { releaseConnector() } }
+        defer {
+            if connector != nil && calls.contains(where: { $0.member != "Ping" && ($0.destination ?? destination) != "org.freedesktop.DBus" }) {
+                releaseConnector()
+            }
+        }
         let pending = PendingReplies(count: calls.count)
         var slots: [OpaquePointer?] = []
         slots.reserveCapacity(calls.count)
@@ -115,7 +128,7 @@ final class BusConnection {
         var next = 0
         while pending.answered < calls.count {
             while next < calls.count && next - pending.answered < window {
-                slots.append(try send(calls[next], destination: destination, reply: pending.entry(next), deadline: deadline))
+                slots.append(try send(calls[next], destination: calls[next].destination ?? destination, reply: pending.entry(next), deadline: deadline))
                 next += 1
             }
             let rc = sd.sd_bus_process(bus, nil)
