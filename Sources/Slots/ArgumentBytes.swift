@@ -14,6 +14,8 @@ public enum ArgumentBytes {
     /// exactly the word that came in.
     public static func decode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
         let raw = Array(bytes)
+        // Almost every word is ASCII: valid as it is, and no escape scalar can be in it.
+        if !raw.contains(where: { $0 >= 0x80 }) { return String(decoding: raw, as: UTF8.self) }
         if let valid = String(validating: raw, as: UTF8.self), !valid.unicodeScalars.contains(where: { rawByte($0) != nil }) {
             return valid
         }

@@ -99,11 +99,12 @@ final class Context {
     /// How long the gate may take over a request that can ask a person: longer than the gate's own bound, so
     /// that the gate ends first (giving back an attempt that guessed nothing): a place may take an askpass bound
     /// to come free, then the whole authentication's bound, as root's policy tightened by the user's sets them.
-    var gatePromptSeconds: Double {
+    /// Read once, when the gate's client first needs it (never for a command that does not ask).
+    private lazy var gatePromptSeconds: Double = {
         let user = (try? Policy.loadIfPresent(configFolder: locations.config)) ?? nil
         let p = (try? RootPolicy.effective(user: user)) ?? user ?? Policy.builtIn
         return Double(p.askpassSeconds + p.authenticationSeconds) + 15
-    }
+    }()
 
     /// The installed gate, started by `startGateEarly`.
     private var earlyGate: GateClient?
@@ -117,7 +118,7 @@ final class Context {
     /// `launched`: the gate the command started before its words were parsed (`GateClient.launchInstalled`).
     func startGateEarly(authenticating: Bool, launched: GateClient.Launched? = nil) {
         guard builtProtection == nil, earlyGate == nil, let path = launched?.path ?? GateClient.installedPath() else { return }
-        let client = GateClient(path: path, source: passwordSource, promptSeconds: gatePromptSeconds)
+        let client = GateClient(path: path, source: passwordSource, promptSeconds: { [unowned self] in self.gatePromptSeconds })
         client.startEarly(authenticating: authenticating, launched: launched)
         earlyGate = client
     }
@@ -126,7 +127,7 @@ final class Context {
     func protection() throws(CommandFailure) -> Protection {
         if let builtProtection { return builtProtection }
         do {
-            let p = try Protection.find(state: locations.state, source: passwordSource, promptSeconds: gatePromptSeconds,
+            let p = try Protection.find(state: locations.state, source: passwordSource, promptSeconds: { [unowned self] in self.gatePromptSeconds },
                                         started: earlyGate)
             builtProtection = p
             return p

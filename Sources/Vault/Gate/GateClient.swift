@@ -16,13 +16,23 @@ import CSystem
 public final class GateClient: @unchecked Sendable {
     public let path: String
     let source: PasswordSource
-    /// How long one frame may take when a person may be asked (PAM's own delays and a person's answer).
-    let promptSeconds: Double
+    /// How long one frame may take when a person may be asked (PAM's own delays and a person's answer),
+    /// worked out from the policies the first time it is needed (`startEarly` for a command that asks as a
+    /// rule, while the gate loads); a command that never asks (status, list) never reads them for it.
+    var promptSeconds: Double {
+        if let keptPromptSeconds { return keptPromptSeconds }
+        let seconds = promptBound()
+        keptPromptSeconds = seconds
+        return seconds
+    }
+    private let promptBound: () -> Double
+    private var keptPromptSeconds: Double?
     /// The PATH the gate sets for itself, and the only variables it keeps (as polkit's helper keeps them:
     /// the language of PAM's messages).
     /// (CSystem's gate_start.h, which vaultctl's constructor starts the gate with too.)
     public static let gatePATH = VAULTCTL_GATE_PATH_VARIABLE
-    public static let gateVariables = VAULTCTL_GATE_KEPT_VARIABLES.split(separator: " ").map(String.init)
+    public static let gateVariables = VAULTCTL_GATE_KEPT_VARIABLES.utf8.split(separator: UInt8(ascii: " "))
+        .map { String(decoding: $0, as: UTF8.self) }  // by bytes: a split by Character loads grapheme breaking
     /// How long one frame may take when nobody is asked (the gate reads a few files).
     static let quickSeconds = 10.0
 
@@ -34,10 +44,10 @@ public final class GateClient: @unchecked Sendable {
     /// The last `holding` answer, for `GateSlot.binding(of:)` right after a look; cleared by every other request.
     var lastLook: (name: SlotName, answer: Result<GateHolding?, SlotError>)?
 
-    public init(path: String, source: PasswordSource, promptSeconds: Double) {
+    public init(path: String, source: PasswordSource, promptSeconds: @escaping () -> Double) {
         self.path = path
         self.source = source
-        self.promptSeconds = promptSeconds
+        self.promptBound = promptSeconds
     }
 
     /// Where the gate is for the vaultctl that runs: `../libexec/vaultctl/vaultctl-gate` from the folder of
@@ -66,6 +76,7 @@ public final class GateClient: @unchecked Sendable {
         guard started == nil, spawned == nil else { return }
         let process = launched.flatMap { $0.path == path ? $0.process : nil } ?? Self.launch(path, authenticating: authenticating)
         spawned = adopt(process)
+        if authenticating { _ = promptSeconds }
     }
 
     private var spawned: Result<Void, VaultError>?

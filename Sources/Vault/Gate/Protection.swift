@@ -44,7 +44,7 @@ public enum Protection: Sendable {
     /// moved; no gate beside vaultctl: none. Throws (69) when an installed gate refuses to run, and when the
     /// vault was protected and the gate is missing.
     /// `started`: the installed gate's client, started early by the command (`GateClient.startEarly`).
-    public static func find(state: String, source: PasswordSource, promptSeconds: Double, started: GateClient? = nil,
+    public static func find(state: String, source: PasswordSource, promptSeconds: @escaping () -> Double, started: GateClient? = nil,
                             gatePath: String? = GateClient.installedPath()) throws(VaultError) -> Protection {
         let marker = "\(state)/\(markerName)"
         let protectedBefore = access(marker, F_OK) == 0
