@@ -115,6 +115,23 @@ final class GateTests {
         #expect(status.status == 69 && status.stderr.contains("vaultctl-gate"), "\(status)")
     }
 
+    /// status asks the Secret Service while the gate starts; a gate that refuses still ends it at once, even
+    /// when that look hangs (a bus that never answers: the look's own bound is 5 s).
+    @Test func aRefusingGateEndsStatusWithoutWaitingForTheSecretServiceLook() throws {
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        let bus = try SilentBus()
+        chmod(Paths.folder(of: bus.path), 0o755)
+        chmod(bus.path, 0o777)
+        let status = m.run("alice", ["status", "mail"], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address],
+                           wrap: ["/usr/bin/setpriv", "--no-new-privs", "--"])
+        #expect(status.status == 69 && status.stderr.contains("no_new_privs is set"), "\(status)")
+        #expect(status.elapsed < .seconds(3), "\(status.elapsed)")
+        // With the gate in effect the same look is waited for, within its bound, and said to be unknown.
+        let hung = m.run("alice", ["status", "mail"], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        #expect(hung.status == 0 && hung.stdoutText.contains("not ruled out"), "\(hung)")
+        #expect(hung.elapsed < .seconds(15), "\(hung.elapsed)")
+    }
+
     @Test func bobNeverReachesAlicesSlots() throws {
         #expect(store("alice", "mail", "alice's").status == 0)
         // Bob's gate looks in bob's folder only: his device slot is empty (and his keyring, here, unreachable).
