@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSodium
 import Slots
 
 /// The words of the gate protocol (see `GateFrame`), each with the longest payload it may carry.
@@ -180,8 +181,12 @@ public struct GateFrame {
     }
 }
 
-/// Reads frames from a descriptor, each within a deadline, without reading past the frame it returns.
-public struct GateFrameReader {
+/// Reads frames from a descriptor, each within a deadline. One reader per descriptor, for all its frames:
+/// what one `read` brings beyond the frame it returns (a header, a payload and the next frame often come
+/// together) waits in the reader for the next call. That read-ahead is in a zeroizing buffer (a payload may
+/// be a secret), and the bytes a frame took are wiped as soon as the buffer is drained. A frame's header
+/// used to be read a byte at a time (a `poll` and a `read` a byte, some 40 system calls a frame).
+public final class GateFrameReader {
     public enum Failure: Error, Equatable, Sendable {
         /// The other side closed before a frame began.
         case endOfInput
@@ -193,42 +198,81 @@ public struct GateFrameReader {
     }
 
     let fd: Int32
+    /// Bytes read ahead: `ahead[start..<ahead.count]` are not yet taken.
+    private let ahead = SecretBytes(capacity: 4096)
+    private var start = 0
 
     public init(fd: Int32) { self.fd = fd }
 
     public func next(within seconds: Double) -> Result<GateFrame, Failure> {
         let deadline = Deadline(secondsFromNow: seconds)
-        var header: [UInt8] = []
-        while true {
-            var byte: UInt8 = 0
-            switch readSome(&byte, 1, deadline) {
-            case .failure(let f): return .failure(f == .endOfInput && !header.isEmpty ? .malformed : f)
-            case .success: break
+        defer { if start == ahead.count { ahead.wipe(); start = 0 } }
+        // The header: up to its newline, which must come within `maximumHeader` bytes.
+        var header: (word: GateWord, length: Int)?
+        var scanned = 0
+        while header == nil {
+            let found: Result<(GateWord, Int)?, Failure> = ahead.withUnsafeBytes { bytes in
+                let unread = UnsafeRawBufferPointer(rebasing: bytes[start...])
+                guard let newline = unread[scanned...].prefix(GateFrame.maximumHeader + 1 - scanned).firstIndex(of: 0x0A) else {
+                    return unread.count > GateFrame.maximumHeader ? .failure(.malformed) : .success(nil)
+                }
+                guard let parsed = GateFrame.parseHeader(UnsafeRawBufferPointer(rebasing: unread[..<newline])) else { return .failure(.malformed) }
+                start += newline + 1
+                return .success(parsed)
             }
-            if byte == 0x0A { break }
-            header.append(byte)
-            if header.count > GateFrame.maximumHeader { return .failure(.malformed) }
+            switch found {
+            case .failure(let f): return .failure(f)
+            case .success(let parsed?): header = parsed
+            case .success(nil):
+                scanned = ahead.count - start
+                if let f = readAhead(deadline) { return .failure(f == .endOfInput && scanned > 0 ? .malformed : f) }
+            }
         }
-        guard let (word, length) = header.withUnsafeBytes({ GateFrame.parseHeader($0) }) else { return .failure(.malformed) }
+        let (word, length) = header!
         if !word.carriesSecret {
             var bytes = [UInt8](repeating: 0, count: length)
-            if let failure = bytes.withUnsafeMutableBytes({ readExactly($0.baseAddress!, length, deadline) }) { return .failure(failure) }
+            if let failure = bytes.withUnsafeMutableBytes({ take($0.baseAddress!, length, deadline) }) { return .failure(failure) }
             return .success(GateFrame(word, plain: bytes))
         }
         let payload = SecretBytes(capacity: length)
         var failure: Failure?
         payload.withUnsafeMutableBytes { raw, count in
-            failure = readExactly(raw.baseAddress!, length, deadline)
+            failure = take(raw.baseAddress!, length, deadline)
             if failure == nil { count = length }
         }
         if let failure { return .failure(failure) }
         return .success(GateFrame(word, payload))
     }
 
-    /// Reads exactly `count` bytes into `into` (a payload: an end before them is a frame cut short); nil when
-    /// they all came.
-    private func readExactly(_ into: UnsafeMutableRawPointer, _ count: Int, _ deadline: Deadline) -> Failure? {
-        var done = 0
+    /// Reads more into the read-ahead buffer (moving what is not yet taken to its start first); nil when
+    /// some bytes came.
+    private func readAhead(_ deadline: Deadline) -> Failure? {
+        ahead.withUnsafeMutableBytes { raw, count in
+            if start > 0 {
+                let unread = count - start
+                if unread > 0 { raw.baseAddress!.copyMemory(from: raw.baseAddress! + start, byteCount: unread) }
+                sodium_memzero(raw.baseAddress! + unread, count - unread)
+                count = unread
+                start = 0
+            }
+            switch readSome(raw.baseAddress! + count, raw.count - count, deadline) {
+            case .failure(let f): return f
+            case .success(let n):
+                count += n
+                return nil
+            }
+        }
+    }
+
+    /// Takes exactly `count` bytes (a payload: an end before them is a frame cut short) into `into`: first
+    /// what was read ahead, then the rest straight from the descriptor; nil when they all came.
+    private func take(_ into: UnsafeMutableRawPointer, _ count: Int, _ deadline: Deadline) -> Failure? {
+        let buffered = min(count, ahead.count - start)
+        if buffered > 0 {
+            ahead.withUnsafeBytes { bytes in into.copyMemory(from: bytes.baseAddress! + start, byteCount: buffered) }
+            start += buffered
+        }
+        var done = buffered
         while done < count {
             switch readSome(into + done, count - done, deadline) {
             case .failure(let f): return f == .endOfInput ? .malformed : f

@@ -128,6 +128,34 @@ import Slots
         guard case .failure(.endOfInput) = reader.next(within: 1) else { Issue.record("no end"); return }
     }
 
+    /// What one read brings beyond a frame waits in the reader for the next call, wherever the writes split
+    /// the stream: inside a header, inside a payload, or several frames at once.
+    @Test func theReaderKeepsWhatCameAheadWhereverTheStreamIsSplit() throws {
+        let stream = Self.bytes("hello 11\n1 protectedanswer 7\nhunter2ok 5\nvaluerefused 3\nabc")
+        let expected: [GateWord] = [.hello, .answer, .ok, .refused]
+        for cuts in [[1], [4, 9], [10, 25, 26], [30], Array(stride(from: 1, to: stream.count, by: 1)), [stream.count - 1]] {
+            let p = try #require(ChildSpawn.pipe())
+            defer { close(p.read) }
+            let writer = p.write
+            let pieces = zip([0] + cuts, cuts + [stream.count]).map { Array(stream[$0..<$1]) }
+            let (frames, _) = BackgroundThread.both({ () -> [GateFrame] in
+                let reader = GateFrameReader(fd: p.read)
+                var frames: [GateFrame] = []
+                while case .success(let frame) = reader.next(within: 5) { frames.append(frame) }
+                return frames
+            }, {
+                defer { close(writer) }
+                for piece in pieces {
+                    _ = piece.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+                    usleep(200)
+                }
+            })
+            #expect(frames.map(\.word) == expected, "cut at \(cuts)")
+            #expect(frames.count == 4 && frames[0].text == "1 protected" && frames[3].text == "abc", "cut at \(cuts)")
+            #expect(frames.count == 4 && frames[1].payload.withUnsafeBytes({ Array($0) }) == Array("hunter2".utf8), "cut at \(cuts)")
+        }
+    }
+
     @Test func theReaderRefusesWhatIsNotAFrame() {
         for junk in ["hello 11 1 protected\n", "GET / HTTP/1.1\r\n", String(repeating: "a", count: 40), "ok 3\nab"] {
             guard let p = ChildSpawn.pipe() else { Issue.record("no pipe"); continue }
