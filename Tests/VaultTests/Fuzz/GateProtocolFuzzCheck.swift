@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Slots
 import Vault
 
@@ -11,6 +14,43 @@ import Vault
 /// parsed again is the same request, a refusal's error encodes to a payload that decodes to it again, and a
 /// holding answer printed and parsed again is the same answer.
 enum GateProtocolFuzzCheck {
+    /// The same bytes through the reader the CLI and the gate use (`GateFrameReader`, which reads ahead of
+    /// the frame it returns), from a pipe: exactly the frames `parseAll` finds, then the end of input; or,
+    /// where `parseAll` finds none, a malformed stream before the end. Inputs a pipe cannot hold at once
+    /// are left to `parseAll`.
+    static func readerViolation(_ input: UnsafeRawBufferPointer, parsed: [GateFrame]?) -> String? {
+        guard input.count < 60_000 else { return nil }
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return nil }
+        defer { close(fds[0]) }
+        if input.count > 0, write(fds[1], input.baseAddress, input.count) != input.count {
+            close(fds[1])
+            return nil
+        }
+        close(fds[1])
+        let reader = GateFrameReader(fd: fds[0])
+        var frames: [GateFrame] = []
+        while true {
+            switch reader.next(within: 5) {
+            case .success(let frame):
+                frames.append(frame)
+                if frames.count > input.count { return "the reader found more frames than there are bytes" }
+                continue
+            case .failure(.endOfInput):
+                guard let parsed else { return "the reader took a stream that parseAll refuses" }
+                if frames.count != parsed.count { return "the reader found \(frames.count) frames, parseAll \(parsed.count)" }
+                for (a, b) in zip(frames, parsed) where a.word != b.word || !a.encoded().constantTimeEquals(b.encoded()) {
+                    return "the reader's \(a.word.rawValue) frame differs from parseAll's"
+                }
+                return nil
+            case .failure(.malformed):
+                return parsed == nil ? nil : "the reader refused a stream that parseAll takes"
+            case .failure(let other):
+                return "the reader failed on a closed pipe: \(other)"
+            }
+        }
+    }
+
     static func violation(_ input: UnsafeRawBufferPointer) -> String? {
         let first = GateFrame.parseAll(input)
         let again = GateFrame.parseAll(input)
@@ -26,6 +66,7 @@ enum GateProtocolFuzzCheck {
             }
             if written != Array(input) { return "the frames written again are not the input" }
         }
+        if let problem = readerViolation(input, parsed: first) { return problem }
         // Every payload parser also gets the raw bytes as text.
         return payloadViolation(GateFrame(.request, SecretBytes(copying: input)))
             ?? payloadViolation(GateFrame(.refused, SecretBytes(copying: input)))
