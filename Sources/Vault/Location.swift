@@ -129,36 +129,6 @@ extension Vault {
             let (inDevice, inSync) = BackgroundThread.both({ device.holding(name) }, { sync.holding(name) })
             return (recorded, inDevice, inSync)
         }
-        return status(name, recorded: recorded, inDevice: inDevice, inSync: inSync)
-    }
-
-    /// `status` for a caller that has not made its vault yet: the Secret Service (`sync`, the slot the vault
-    /// will have) is asked at once, on a thread of its own, under the change lock (`changeLock`, the vault's)
-    /// taken shared now and held until both looks are done, while `makeVault` makes the vault: a protected
-    /// vault's device slot is known only once vaultctl-gate's hello has come, and the Secret Service's look
-    /// needs nothing from the gate. The device look stays on this thread. `failure` words the vault's own
-    /// errors as the caller's. When no thread can be made, the Secret Service is asked after the device slot.
-    public static func status<E: Error>(_ name: SlotName, askingAhead sync: any Slot, changeLock: String?,
-                                        vault makeVault: () throws(E) -> Vault,
-                                        failure: (VaultError) -> E) throws(E) -> LocationStatus {
-        let lock: FileLock?
-        do throws(VaultError) {
-            lock = try changeLock.flatMap { (path) throws(VaultError) in try FileLock.shared(ifPresent: path, waitingAtMost: changeWait) }
-        } catch { throw failure(error) }
-        defer { lock?.release() }
-        let ahead = BackgroundThread.ahead { sync.holding(name) }
-        // A vault that cannot be made (the gate refuses, say) ends the command without waiting for the look.
-        let vault = try makeVault()
-        assert(vault.changeLock == changeLock, "the lock held is not the vault's")
-        let recorded: ModeRecord.Lookup
-        do throws(VaultError) { recorded = try vault.record.lookup(name) } catch { throw failure(error) }
-        let inDevice = vault.device.holding(name)
-        let inSync = ahead?.wait() ?? sync.holding(name)
-        return vault.status(name, recorded: recorded, inDevice: inDevice, inSync: inSync)
-    }
-
-    /// What the looks say, in words: the state, the mode `loadMode` would answer, and the message.
-    private func status(_ name: SlotName, recorded: ModeRecord.Lookup, inDevice: Holding, inSync: Holding) -> LocationStatus {
         let answer = Self.decide(recorded, record: record.filePath) { $0 == .device ? inDevice : inSync }
         let mode: SlotMode
         switch answer {

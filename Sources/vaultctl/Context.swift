@@ -154,16 +154,13 @@ final class Context {
         }
     }
 
-    /// The lock file that orders changes to the vault and the looks at it (`Vault.changeLock`).
-    var changeLockPath: String { "\(locations.state)/.changes.lock" }
-
     func vault() throws(CommandFailure) -> Vault {
         if let builtVault { return builtVault }
         if let client = try gateClient() {
             // Protected: the gate authenticates (and rate-limits, and logs), and alone reaches the device slot.
             let config = locations.config
             let v = Vault(device: GateSlot(client: client), sync: SecretServiceSlot(), record: ModeRecord(folder: config),
-                          gate: GatePresence(client: client), changeLock: changeLockPath,
+                          gate: GatePresence(client: client), changeLock: "\(locations.state)/.changes.lock",
                           changeGates: { () throws(VaultError) in try RootPolicy.effective(user: (try? Policy.loadIfPresent(configFolder: config)) ?? nil).gates })
             builtVault = v
             return v
@@ -201,7 +198,7 @@ final class Context {
                       sync: SecretServiceSlot(),
                       record: ModeRecord(folder: locations.config),
                       gate: gate,
-                      changeLock: changeLockPath,
+                      changeLock: "\(locations.state)/.changes.lock",
                       changeGates: { () throws(VaultError) in try Policy.load(configFolder: config).gates },
                       beforeChange: { () throws(VaultError) in
                           // `device-key protect` leaves this marker first: from then on the state folder's

@@ -4,8 +4,7 @@ import Glibc
 
 /// Work on a thread of its own: `start` for what only warms something the command will use anyway (its
 /// result is never waited for: whoever uses the warmed thing waits behind its own lock), `both` for two
-/// looks that each wait on another process and can wait at the same time, `ahead` for a look started before
-/// what the other one needs is known.
+/// looks that each wait on another process and can wait at the same time.
 public enum BackgroundThread {
     /// What the thread runs.
     private final class Job {
@@ -14,7 +13,7 @@ public enum BackgroundThread {
     }
 
     /// A result written by the thread and read after it was joined (the join orders the two).
-    fileprivate final class Outcome<B>: @unchecked Sendable {
+    private final class Outcome<B>: @unchecked Sendable {
         var value: B?
     }
 
@@ -38,39 +37,6 @@ public enum BackgroundThread {
         guard let thread = spawn(Job(work)) else { return false }
         pthread_detach(thread)
         return true
-    }
-
-    /// Work running on a thread of its own whose result is waited for later (`wait`), or never: a command
-    /// that fails meanwhile ends without waiting, and a thread nobody joined is detached when this goes.
-    public final class Ahead<B>: @unchecked Sendable {
-        private let thread: pthread_t
-        private let outcome: Outcome<B>
-        private var joined = false
-
-        fileprivate init(thread: pthread_t, outcome: Outcome<B>) {
-            self.thread = thread
-            self.outcome = outcome
-        }
-
-        /// The work's result, once it is done. Called by the thread that started it, at most once.
-        public func wait() -> B {
-            precondition(!joined, "BackgroundThread.Ahead waited for twice")
-            pthread_join(thread, nil)
-            joined = true
-            return outcome.value!
-        }
-
-        deinit {
-            if !joined { pthread_detach(thread) }
-        }
-    }
-
-    /// Starts `work` on a thread of its own, to be waited for with `Ahead.wait`; nil (and nothing runs)
-    /// when no thread could be made.
-    public static func ahead<B>(_ work: @escaping @Sendable () -> B) -> Ahead<B>? {
-        let outcome = Outcome<B>()
-        guard let thread = spawn(Job { outcome.value = work() }) else { return nil }
-        return Ahead(thread: thread, outcome: outcome)
     }
 
     /// Runs `there` on a thread of its own while `here` runs on this one, and returns both results once both

@@ -5,15 +5,9 @@ import Vault
 enum StatusCommand {
     static func run(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let name = try context.slotName(args.positionals[0])
+        let vault = try context.vault()
         var status: LocationStatus
-        if context.gateStartedEarly {
-            // The Secret Service is asked while vaultctl-gate starts: its look needs nothing from the gate.
-            status = try Vault.status(name, askingAhead: SecretServiceSlot(), changeLock: context.changeLockPath,
-                                      vault: { () throws(CommandFailure) in try context.vault() }, failure: ErrorReport.failure)
-        } else {
-            let vault = try context.vault()
-            do { status = try vault.status(name) } catch { throw ErrorReport.failure(error) }
-        }
+        do { status = try vault.status(name) } catch { throw ErrorReport.failure(error) }
         // Which boundary guards a device-slot value: the gate, or none (and why an installed gate is not in effect).
         let protection = try context.protection()
         if status.mode == .device {
