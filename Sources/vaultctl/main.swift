@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Slots
 import Vault
 import CStartHardening  // its constructor made this process not dumpable before main
 
@@ -11,8 +10,6 @@ Hardening.ensureStandardDescriptors()  // before anything is opened
 let arguments = ProcessArguments.current()  // before hardening: a non-dumpable process may not read /proc/self
 Hardening.apply()
 let launched = EarlyGate.launch()  // the gate the constructor started (once not dumpable), loading meanwhile
-// A command that asks the Secret Service as well (status, list) loads sd-bus meanwhile too: it touches no bus.
-if launched != nil, EarlyGate.command(arguments)?.looksAtBothSlots == true { SecretServiceSlot.loadBusLibraryAhead() }
 signal(SIGPIPE, SIG_IGN)
 let words: [String]
 switch GitHelperEntry.route(arguments) {

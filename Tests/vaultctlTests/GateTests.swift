@@ -115,8 +115,8 @@ final class GateTests {
         #expect(status.status == 69 && status.stderr.contains("vaultctl-gate"), "\(status)")
     }
 
-    /// status asks the Secret Service while the gate starts; a gate that refuses still ends it at once, even
-    /// when that look hangs (a bus that never answers: the look's own bound is 5 s).
+    /// A gate that refuses ends status at once: the Secret Service's look (a bus that never answers here,
+    /// whose own bound is 5 s) is not made, nor waited for, first.
     @Test func aRefusingGateEndsStatusWithoutWaitingForTheSecretServiceLook() throws {
         #expect(store("alice", "mail", "s3cret").status == 0)
         let bus = try SilentBus()

@@ -51,14 +51,6 @@ public struct SecretServiceSlot: Slot {
         }
     }
 
-    /// Loads sd-bus on a thread of its own, touching no bus: for a command that will ask the Secret Service,
-    /// started before its words are parsed (a usage error found then has connected to nothing). The
-    /// connection, later, finds the library loaded, or waits for the load to end (Swift's one-time global
-    /// initialisation). Nothing happens when no thread can be made.
-    public static func loadBusLibraryAhead() {
-        BackgroundThread.start { BusConnection.loadLibrary() }
-    }
-
     public func holding(_ name: SlotName) -> Holding {
         look(name) { (c) throws(SecretServiceClient.Failure) in try c.newest(c.items(slot: name)) }
     }

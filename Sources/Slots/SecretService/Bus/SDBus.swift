@@ -38,12 +38,6 @@ final class BusConnection {
         self.connector = nil
     }
 
-    /// Loads sd-bus (libsystemd and what it links) if it is not yet: what `open` does first, and the most of
-    /// its time (about a millisecond). Touches no bus.
-    static func loadLibrary() {
-        _ = loadedSDBus
-    }
-
     /// Connects to the session bus: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`
     /// (`SessionBusAddress`). Authentication and `Hello` go out at once and are answered while the first
     /// calls wait. The corresponding C functions are `sd_bus_new`, `sd_bus_set_address`,
