@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 /// An IPv4 or IPv6 address as 16 bytes (IPv4 as IPv4-mapped IPv6, `::ffff:a.b.c.d`), so one range check
 /// covers both spellings of an IPv4 peer.
 public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
@@ -52,82 +55,20 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         !z.isEmpty && z.count <= 64 && z.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 0x20 && $0.value < 0x7f && $0 != "%" }
     }
 
-    /// ASCII digits only, and no leading zero ("010" could mean octal 8 to another parser), as `inet_pton` does.
-    static func isDecimalOctet(_ p: Substring) -> Bool {
-        !p.isEmpty && p.count <= 3 && p.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } && (p.count == 1 || p.first != "0")
+    /// The C library's parser (`inet_pton`), which takes only the standard spellings: four decimal octets
+    /// without leading zeros (`010` could mean octal 8 to another parser) and no sign, hex or short forms;
+    /// for IPv6, groups of one to four hex digits, one `::`, and an IPv4 tail. A NUL byte, which would end
+    /// the C string early, is refused first.
+    static func parse(_ t: Substring, family: Int32) -> [UInt8]? {
+        guard !t.isEmpty, t.utf8.count <= 45, !t.utf8.contains(0) else { return nil }
+        var out = [UInt8](repeating: 0, count: family == AF_INET ? 4 : 16)
+        let ok = String(t).withCString { text in out.withUnsafeMutableBytes { inet_pton(family, text, $0.baseAddress) } }
+        return ok == 1 ? out : nil
     }
 
-    /// One to four ASCII hex digits (`UInt16(_:radix:)` alone would also take a sign, "+1").
-    static func isHexGroup(_ p: Substring) -> Bool {
-        (1...4).contains(p.utf8.count) && p.utf8.allSatisfy {
-            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x46) || ($0 >= 0x61 && $0 <= 0x66)
-        }
-    }
+    static func parseV4(_ t: Substring) -> [UInt8]? { parse(t, family: AF_INET) }
 
-    static func parseV4(_ t: Substring) -> [UInt8]? {
-        let parts = t.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return nil }
-        var out: [UInt8] = []
-        for p in parts {
-            guard isDecimalOctet(p), let v = UInt8(p) else { return nil }
-            out.append(v)
-        }
-        return out
-    }
-
-    static func parseV6(_ t: Substring) -> [UInt8]? {
-        guard t.contains(":"), t.utf8.count <= 45, t.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
-        var head: [UInt16] = []
-        var tail: [UInt16] = []
-        let halves = splitOnGap(String(t))
-        guard halves.count <= 2 else { return nil }
-        let sawGap = halves.count == 2
-        func groups(_ s: String, allowV4Tail: Bool) -> [UInt16]? {
-            if s.isEmpty { return [] }
-            var out: [UInt16] = []
-            let parts = s.split(separator: ":", omittingEmptySubsequences: false)
-            for (i, p) in parts.enumerated() {
-                if allowV4Tail, i == parts.count - 1, p.contains("."), let v4 = parseV4(p) {
-                    out.append(UInt16(v4[0]) << 8 | UInt16(v4[1]))
-                    out.append(UInt16(v4[2]) << 8 | UInt16(v4[3]))
-                    continue
-                }
-                guard isHexGroup(p), let v = UInt16(p, radix: 16) else { return nil }
-                out.append(v)
-            }
-            return out
-        }
-        guard let h = groups(halves[0], allowV4Tail: !sawGap) else { return nil }
-        head = h
-        if sawGap {
-            guard let tl = groups(halves[1], allowV4Tail: true) else { return nil }
-            tail = tl
-            guard head.count + tail.count <= 7 else { return nil }
-        } else {
-            guard head.count == 8 else { return nil }
-        }
-        let all = head + [UInt16](repeating: 0, count: 8 - head.count - tail.count) + tail
-        return all.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xff)] }
-    }
-
-    /// Splits ASCII text at each "::", left to right without overlap (":::" gives "" and ":").
-    static func splitOnGap(_ s: String) -> [String] {
-        let b = Array(s.utf8)
-        var pieces: [String] = []
-        var start = 0
-        var i = 0
-        while i + 1 < b.count {
-            if b[i] == 0x3a, b[i + 1] == 0x3a {
-                pieces.append(String(decoding: b[start..<i], as: UTF8.self))
-                i += 2
-                start = i
-            } else {
-                i += 1
-            }
-        }
-        pieces.append(String(decoding: b[start...], as: UTF8.self))
-        return pieces
-    }
+    static func parseV6(_ t: Substring) -> [UInt8]? { parse(t, family: AF_INET6) }
 }
 
 /// A CIDR range such as `100.64.0.0/10` or `fd7a:115c:a1e0::/48`. An IPv4 range also matches the
