@@ -150,7 +150,7 @@ final class SecretServiceClient {
     /// (`GLib-ERROR: g_variant_new: expected GVariant of type 'v' but received value has type '(null)'`),
     /// and a `Properties.Get` of a collection or item aborts it; under parallel clients this crashed it
     /// within seconds, and the daemon started again on demand comes up locked. A `Peer.Ping` whose answer
-    /// is waited for lets that callback run first (docs/gnome-keyring-first-call-crash.md has the cause,
+    /// is waited for lets that callback run first (docs/gnome-keyring-crash/README.md has the cause,
     /// the measurements and a reproducer). One round trip per process, shared with the bus's answer in
     /// `connect`; every provider's D-Bus library answers `Peer` by itself, and one that does not is taken as
     /// answered.

@@ -98,7 +98,7 @@ public struct GateFrame {
     public var text: String { body.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
 
     /// The longest header line, newline excluded: the longest word, a space, six digits.
-    static let maximumHeader = 13 + 1 + 6
+    public static let maximumHeader = 13 + 1 + 6
 
     /// Reads a header line (without its newline): nil when it is not one of this protocol.
     public static func parseHeader(_ line: UnsafeRawBufferPointer) -> (GateWord, Int)? {
@@ -184,8 +184,12 @@ public struct GateFrame {
 /// Reads frames from a descriptor, each within a deadline. One reader per descriptor, for all its frames:
 /// what one `read` brings beyond the frame it returns (a header, a payload and the next frame often come
 /// together) waits in the reader for the next call. That read-ahead is in a zeroizing buffer (a payload may
-/// be a secret), and the bytes a frame took are wiped as soon as the buffer is drained. A frame's header
-/// used to be read a byte at a time (a `poll` and a `read` a byte, some 40 system calls a frame).
+/// be a secret); a payload's bytes are wiped there as soon as they are copied out, and the rest when the
+/// buffer is drained. A frame's header used to be read a byte at a time (a `poll` and a `read` a byte, some
+/// 40 system calls a frame).
+///
+/// Not `Sendable`: one exchange on one thread (the CLI's command, or the gate's session and its relay,
+/// which share it) reads the descriptor.
 public final class GateFrameReader {
     public enum Failure: Error, Equatable, Sendable {
         /// The other side closed before a frame began.
@@ -199,10 +203,16 @@ public final class GateFrameReader {
 
     let fd: Int32
     /// Bytes read ahead: `ahead[start..<ahead.count]` are not yet taken.
-    private let ahead = SecretBytes(capacity: 4096)
+    private let ahead: SecretBytes
     private var start = 0
 
-    public init(fd: Int32) { self.fd = fd }
+    /// `readAhead`: the read-ahead buffer's size, at least a header and its newline (a small one makes the
+    /// fuzzer and the tests refill it often).
+    public init(fd: Int32, readAhead: Int = 4096) {
+        precondition(readAhead > GateFrame.maximumHeader, "a read-ahead buffer must hold a header")
+        self.fd = fd
+        ahead = SecretBytes(capacity: readAhead)
+    }
 
     public func next(within seconds: Double) -> Result<GateFrame, Failure> {
         let deadline = Deadline(secondsFromNow: seconds)
@@ -269,7 +279,10 @@ public final class GateFrameReader {
     private func take(_ into: UnsafeMutableRawPointer, _ count: Int, _ deadline: Deadline) -> Failure? {
         let buffered = min(count, ahead.count - start)
         if buffered > 0 {
-            ahead.withUnsafeBytes { bytes in into.copyMemory(from: bytes.baseAddress! + start, byteCount: buffered) }
+            ahead.withUnsafeMutableBytes { raw, _ in
+                into.copyMemory(from: raw.baseAddress! + start, byteCount: buffered)
+                sodium_memzero(raw.baseAddress! + start, buffered)
+            }
             start += buffered
         }
         var done = buffered

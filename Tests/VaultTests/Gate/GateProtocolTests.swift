@@ -156,6 +156,88 @@ import Slots
         }
     }
 
+    /// A read that ends inside the next frame's header leaves that part in the buffer; the next call moves it
+    /// to the front and reads the rest behind it (lost, the `ok` below never comes).
+    @Test func aHeaderSplitAcrossReadsIsKept() throws {
+        let p = try #require(ChildSpawn.pipe())
+        defer { close(p.read) }
+        let writer = p.write
+        let (frames, _) = BackgroundThread.both({ () -> [GateFrame] in
+            let reader = GateFrameReader(fd: p.read)
+            var frames: [GateFrame] = []
+            while case .success(let frame) = reader.next(within: 5) { frames.append(frame) }
+            return frames
+        }, {
+            defer { close(writer) }
+            for piece in ["hello 2\nhiok", " 2\nyo"] {
+                _ = Array(piece.utf8).withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+                usleep(50_000)
+            }
+        })
+        #expect(frames.map(\.word) == [.hello, .ok] && frames.map(\.text) == ["hi", "yo"], "\(frames.map(\.word))")
+    }
+
+    /// Long streams of random frames, written in random pieces (a pause between some), read through buffers
+    /// of several sizes: exactly the frames `parseAll` finds in the whole stream, in order.
+    @Test(arguments: [GateFrame.maximumHeader + 1, 64, 4096])
+    func randomStreamsInRandomPiecesReadAsParseAllParsesThem(readAhead: Int) throws {
+        var rng = SplitMix(seed: UInt64(readAhead))
+        let words = GateWord.allCases
+        for _ in 0..<4 {
+            var stream: [UInt8] = []
+            while stream.count < 20_000 {
+                let word = words[Int(rng.next() % UInt64(words.count))]
+                let length = Int(rng.next() % UInt64(min(word.maximumPayload, 300) + 1))
+                stream += Array("\(word.rawValue) \(length)\n".utf8) + (0..<length).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            }
+            let expected = try #require(stream.withUnsafeBytes { GateFrame.parseAll($0) })
+            var pieces: [[UInt8]] = []
+            var at = 0
+            while at < stream.count {
+                let n = min(stream.count - at, 1 + Int(rng.next() % 5000))
+                pieces.append(Array(stream[at..<(at + n)]))
+                at += n
+            }
+            let p = try #require(ChildSpawn.pipe())
+            defer { close(p.read) }
+            let writer = p.write
+            let sent = pieces
+            let (frames, _) = BackgroundThread.both({ () -> [GateFrame] in
+                let reader = GateFrameReader(fd: p.read, readAhead: readAhead)
+                var frames: [GateFrame] = []
+                while case .success(let frame) = reader.next(within: 10) { frames.append(frame) }
+                return frames
+            }, {
+                defer { close(writer) }
+                for (i, piece) in sent.enumerated() {
+                    var done = 0
+                    while done < piece.count {
+                        let n = piece.withUnsafeBytes { write(writer, $0.baseAddress! + done, piece.count - done) }
+                        if n <= 0 { return }
+                        done += n
+                    }
+                    if i % 3 == 0 { usleep(1_000) }
+                }
+            })
+            #expect(frames.count == expected.count, "read \(frames.count) of \(expected.count) frames")
+            let same = zip(frames, expected).allSatisfy { $0.word == $1.word && $0.encoded().constantTimeEquals($1.encoded()) }
+            #expect(same, "a frame read differs from parseAll's")
+        }
+    }
+
+    /// A small deterministic generator for the random streams (the same streams every run).
+    struct SplitMix {
+        var state: UInt64
+        init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
     @Test func theReaderRefusesWhatIsNotAFrame() {
         for junk in ["hello 11 1 protected\n", "GET / HTTP/1.1\r\n", String(repeating: "a", count: 40), "ok 3\nab"] {
             guard let p = ChildSpawn.pipe() else { Issue.record("no pipe"); continue }
