@@ -128,28 +128,40 @@ import Slots
         guard case .failure(.endOfInput) = reader.next(within: 1) else { Issue.record("no end"); return }
     }
 
+    /// Every frame a reader (with `readAhead` bytes of buffer) takes from a pipe while a thread writes
+    /// `pieces` into it, pausing `pause` microseconds after every `pauseEvery`-th piece, then closes it.
+    static func framesRead(_ pieces: [[UInt8]], readAhead: Int = 4096, pause: UInt32, pauseEvery: Int = 1) throws -> [GateFrame] {
+        let p = try #require(ChildSpawn.pipe())
+        defer { close(p.read) }
+        let writer = p.write
+        let (frames, _) = BackgroundThread.both({ () -> [GateFrame] in
+            let reader = GateFrameReader(fd: p.read, readAhead: readAhead)
+            var frames: [GateFrame] = []
+            while case .success(let frame) = reader.next(within: 10) { frames.append(frame) }
+            return frames
+        }, {
+            defer { close(writer) }
+            for (i, piece) in pieces.enumerated() {
+                var done = 0
+                while done < piece.count {
+                    let n = piece.withUnsafeBytes { write(writer, $0.baseAddress! + done, piece.count - done) }
+                    if n <= 0 { return }
+                    done += n
+                }
+                if i % pauseEvery == 0 { usleep(pause) }
+            }
+        })
+        return frames
+    }
+
     /// What one read brings beyond a frame waits in the reader for the next call, wherever the writes split
     /// the stream: inside a header, inside a payload, or several frames at once.
     @Test func theReaderKeepsWhatCameAheadWhereverTheStreamIsSplit() throws {
         let stream = Self.bytes("hello 11\n1 protectedanswer 7\nhunter2ok 5\nvaluerefused 3\nabc")
         let expected: [GateWord] = [.hello, .answer, .ok, .refused]
         for cuts in [[1], [4, 9], [10, 25, 26], [30], Array(stride(from: 1, to: stream.count, by: 1)), [stream.count - 1]] {
-            let p = try #require(ChildSpawn.pipe())
-            defer { close(p.read) }
-            let writer = p.write
             let pieces = zip([0] + cuts, cuts + [stream.count]).map { Array(stream[$0..<$1]) }
-            let (frames, _) = BackgroundThread.both({ () -> [GateFrame] in
-                let reader = GateFrameReader(fd: p.read)
-                var frames: [GateFrame] = []
-                while case .success(let frame) = reader.next(within: 5) { frames.append(frame) }
-                return frames
-            }, {
-                defer { close(writer) }
-                for piece in pieces {
-                    _ = piece.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
-                    usleep(200)
-                }
-            })
+            let frames = try Self.framesRead(pieces, pause: 200)
             #expect(frames.map(\.word) == expected, "cut at \(cuts)")
             #expect(frames.count == 4 && frames[0].text == "1 protected" && frames[3].text == "abc", "cut at \(cuts)")
             #expect(frames.count == 4 && frames[1].payload.withUnsafeBytes({ Array($0) }) == Array("hunter2".utf8), "cut at \(cuts)")
@@ -159,21 +171,7 @@ import Slots
     /// A read that ends inside the next frame's header leaves that part in the buffer; the next call moves it
     /// to the front and reads the rest behind it (lost, the `ok` below never comes).
     @Test func aHeaderSplitAcrossReadsIsKept() throws {
-        let p = try #require(ChildSpawn.pipe())
-        defer { close(p.read) }
-        let writer = p.write
-        let (frames, _) = BackgroundThread.both({ () -> [GateFrame] in
-            let reader = GateFrameReader(fd: p.read)
-            var frames: [GateFrame] = []
-            while case .success(let frame) = reader.next(within: 5) { frames.append(frame) }
-            return frames
-        }, {
-            defer { close(writer) }
-            for piece in ["hello 2\nhiok", " 2\nyo"] {
-                _ = Array(piece.utf8).withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
-                usleep(50_000)
-            }
-        })
+        let frames = try Self.framesRead([Array("hello 2\nhiok".utf8), Array(" 2\nyo".utf8)], pause: 50_000)
         #expect(frames.map(\.word) == [.hello, .ok] && frames.map(\.text) == ["hi", "yo"], "\(frames.map(\.word))")
     }
 
@@ -181,7 +179,7 @@ import Slots
     /// of several sizes: exactly the frames `parseAll` finds in the whole stream, in order.
     @Test(arguments: [GateFrame.maximumHeader + 1, 64, 4096])
     func randomStreamsInRandomPiecesReadAsParseAllParsesThem(readAhead: Int) throws {
-        var rng = SplitMix(seed: UInt64(readAhead))
+        var rng = PolicyFuzzRandom(seed: UInt64(readAhead))
         let words = GateWord.allCases
         for _ in 0..<4 {
             var stream: [UInt8] = []
@@ -198,43 +196,10 @@ import Slots
                 pieces.append(Array(stream[at..<(at + n)]))
                 at += n
             }
-            let p = try #require(ChildSpawn.pipe())
-            defer { close(p.read) }
-            let writer = p.write
-            let sent = pieces
-            let (frames, _) = BackgroundThread.both({ () -> [GateFrame] in
-                let reader = GateFrameReader(fd: p.read, readAhead: readAhead)
-                var frames: [GateFrame] = []
-                while case .success(let frame) = reader.next(within: 10) { frames.append(frame) }
-                return frames
-            }, {
-                defer { close(writer) }
-                for (i, piece) in sent.enumerated() {
-                    var done = 0
-                    while done < piece.count {
-                        let n = piece.withUnsafeBytes { write(writer, $0.baseAddress! + done, piece.count - done) }
-                        if n <= 0 { return }
-                        done += n
-                    }
-                    if i % 3 == 0 { usleep(1_000) }
-                }
-            })
+            let frames = try Self.framesRead(pieces, readAhead: readAhead, pause: 1_000, pauseEvery: 3)
             #expect(frames.count == expected.count, "read \(frames.count) of \(expected.count) frames")
             let same = zip(frames, expected).allSatisfy { $0.word == $1.word && $0.encoded().constantTimeEquals($1.encoded()) }
             #expect(same, "a frame read differs from parseAll's")
-        }
-    }
-
-    /// A small deterministic generator for the random streams (the same streams every run).
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
         }
     }
 
