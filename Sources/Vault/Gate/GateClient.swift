@@ -17,16 +17,11 @@ public final class GateClient: @unchecked Sendable {
     public let path: String
     let source: PasswordSource
     /// How long one frame may take when a person may be asked (PAM's own delays and a person's answer),
-    /// worked out from the policies the first time it is needed (`startEarly` for a command that asks as a
-    /// rule, while the gate loads); a command that never asks (status, list) never reads them for it.
-    var promptSeconds: Double {
-        if let keptPromptSeconds { return keptPromptSeconds }
-        let seconds = promptBound()
-        keptPromptSeconds = seconds
-        return seconds
-    }
+    /// asked of the caller when it is needed (`startEarly` asks for a command that asks as a rule, while the
+    /// gate loads); the caller reads the policies once (Context), and a command that never asks (status,
+    /// list) never reads them for it.
+    var promptSeconds: Double { promptBound() }
     private let promptBound: () -> Double
-    private var keptPromptSeconds: Double?
     /// The PATH the gate sets for itself, and the only variables it keeps (as polkit's helper keeps them:
     /// the language of PAM's messages).
     /// (CSystem's gate_start.h, which vaultctl's constructor starts the gate with too.)

@@ -217,28 +217,11 @@ public final class GateFrameReader {
     public func next(within seconds: Double) -> Result<GateFrame, Failure> {
         let deadline = Deadline(secondsFromNow: seconds)
         defer { if start == ahead.count { ahead.wipe(); start = 0 } }
-        // The header: up to its newline, which must come within `maximumHeader` bytes.
-        var header: (word: GateWord, length: Int)?
-        var scanned = 0
-        while header == nil {
-            let found: Result<(GateWord, Int)?, Failure> = ahead.withUnsafeBytes { bytes in
-                let unread = UnsafeRawBufferPointer(rebasing: bytes[start...])
-                guard let newline = unread[scanned...].prefix(GateFrame.maximumHeader + 1 - scanned).firstIndex(of: 0x0A) else {
-                    return unread.count > GateFrame.maximumHeader ? .failure(.malformed) : .success(nil)
-                }
-                guard let parsed = GateFrame.parseHeader(UnsafeRawBufferPointer(rebasing: unread[..<newline])) else { return .failure(.malformed) }
-                start += newline + 1
-                return .success(parsed)
-            }
-            switch found {
-            case .failure(let f): return .failure(f)
-            case .success(let parsed?): header = parsed
-            case .success(nil):
-                scanned = ahead.count - start
-                if let f = readAhead(deadline) { return .failure(f == .endOfInput && scanned > 0 ? .malformed : f) }
-            }
+        let word: GateWord, length: Int
+        switch header(deadline) {
+        case .failure(let f): return .failure(f)
+        case .success(let h): (word, length) = h
         }
-        let (word, length) = header!
         if !word.carriesSecret {
             var bytes = [UInt8](repeating: 0, count: length)
             if let failure = bytes.withUnsafeMutableBytes({ take($0.baseAddress!, length, deadline) }) { return .failure(failure) }
@@ -252,6 +235,29 @@ public final class GateFrameReader {
         }
         if let failure { return .failure(failure) }
         return .success(GateFrame(word, payload))
+    }
+
+    /// The next header: up to its newline, which must come within `maximumHeader` bytes.
+    private func header(_ deadline: Deadline) -> Result<(GateWord, Int), Failure> {
+        var scanned = 0
+        while true {
+            let found: Result<(GateWord, Int)?, Failure> = ahead.withUnsafeBytes { bytes in
+                let unread = UnsafeRawBufferPointer(rebasing: bytes[start...])
+                guard let newline = unread[scanned...].prefix(GateFrame.maximumHeader + 1 - scanned).firstIndex(of: 0x0A) else {
+                    return unread.count > GateFrame.maximumHeader ? .failure(.malformed) : .success(nil)
+                }
+                guard let parsed = GateFrame.parseHeader(UnsafeRawBufferPointer(rebasing: unread[..<newline])) else { return .failure(.malformed) }
+                start += newline + 1
+                return .success(parsed)
+            }
+            switch found {
+            case .failure(let f): return .failure(f)
+            case .success(let parsed?): return .success(parsed)
+            case .success(nil):
+                scanned = ahead.count - start
+                if let f = readAhead(deadline) { return .failure(f == .endOfInput && scanned > 0 ? .malformed : f) }
+            }
+        }
     }
 
     /// Reads more into the read-ahead buffer (moving what is not yet taken to its start first); nil when

@@ -14,9 +14,9 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
             zone = t[t.index(after: pct)...]
             t = t[..<pct]
         }
-        if zone == nil, let v4 = IPAddress.parseV4(t) {
+        if zone == nil, let v4 = IPAddress.parse(t, family: AF_INET) {
             bytes = [UInt8](repeating: 0, count: 10) + [0xff, 0xff] + v4
-        } else if let v6 = IPAddress.parseV6(t), zone.map({ IPAddress.isZone($0) }) ?? true {
+        } else if let v6 = IPAddress.parse(t, family: AF_INET6), zone.map({ IPAddress.isZone($0) }) ?? true {
             bytes = v6
         } else {
             return nil
@@ -65,10 +65,6 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         let ok = String(t).withCString { text in out.withUnsafeMutableBytes { inet_pton(family, text, $0.baseAddress) } }
         return ok == 1 ? out : nil
     }
-
-    static func parseV4(_ t: Substring) -> [UInt8]? { parse(t, family: AF_INET) }
-
-    static func parseV6(_ t: Substring) -> [UInt8]? { parse(t, family: AF_INET6) }
 }
 
 /// A CIDR range such as `100.64.0.0/10` or `fd7a:115c:a1e0::/48`. An IPv4 range also matches the

@@ -73,9 +73,10 @@ final class BusConnection {
         let ask = BusCall("/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
                           [.string("org.freedesktop.secrets")], to: "org.freedesktop.DBus")
         let replies = try callAll([ask] + calls, destination: destination, deadline: deadline)
+        let theirs = Array(replies.dropFirst())
         guard case .success(let values) = replies[0], case .uint32(let pid)? = values.first,
-              let name = BusConnector.processName(of: pid) else { return (false, Array(replies.dropFirst())) }
-        return (BusConnector.providerNamesClientsByExecutable(processName: name), Array(replies.dropFirst()))
+              let name = BusConnector.processName(of: pid) else { return (false, theirs) }
+        return (BusConnector.providerNamesClientsByExecutable(processName: name), theirs)
     }
 
     /// A second connection to the same bus, on a socket that the connector connected (`BusConnector`), so
