@@ -240,7 +240,9 @@ final class GateTests {
             let found = m.asRoot("for p in /proc/[0-9]*; do [ \"$(readlink $p/exe)\" = '\(m.gate)' ] && echo \"== $p\" && tr '\\0' '\\n' < $p/environ; done")
             for block in found.stdoutText.components(separatedBy: "== ").dropFirst() {
                 let lines = block.split(separator: "\n")
-                if let pid = lines.first { seen[String(pid)] = lines.dropFirst().joined(separator: "\n") }
+                // Nothing after the pid: the gate ended between the shell's readlink and its read of environ
+                // (an ended process's environ reads empty), not an environment it ran with.
+                if let pid = lines.first, lines.count > 1 { seen[String(pid)] = lines.dropFirst().joined(separator: "\n") }
             }
         }
         let r = await running.value
