@@ -260,12 +260,15 @@ final class GateTests {
         #expect(store("alice", "mail", "s3cret").status == 0)
         // A stack that takes its time after the password (as a slow module would): the answer is in, the
         // verdict is not.
-        m.asRoot("cp /etc/pam.d/vaultctl /etc/pam.d/vaultctl.saved && echo 'auth required pam_exec.so quiet /bin/sleep 5' >> /etc/pam.d/vaultctl")
+        // The module waits long, and the test looks for as long: on a loaded machine (the whole suite runs in
+        // parallel on 2 cores) the gate may reach the module seconds late; once seen, it is killed at once.
+        m.asRoot("cp /etc/pam.d/vaultctl /etc/pam.d/vaultctl.saved && echo 'auth required pam_exec.so quiet /bin/sleep 20' >> /etc/pam.d/vaultctl")
         defer { m.asRoot("mv /etc/pam.d/vaultctl.saved /etc/pam.d/vaultctl") }
         let m = self.m
         let running = Task.detached { m.run("alice", ["read", "mail", "--password-stdin"], stdin: .text("wrong\n")) }
         var killed = false
-        for _ in 0..<50 where !killed {
+        let lookUntil = ContinuousClock.now + .seconds(18)
+        while !killed && ContinuousClock.now < lookUntil {
             usleep(100_000)
             // The gate's child is the module's sleep: then the answer has gone in.
             let r = m.asRoot("for p in /proc/[0-9]*; do [ \"$(readlink $p/exe)\" = '\(m.gate)' ] && pgrep -P ${p#/proc/} -x sleep >/dev/null && kill -9 ${p#/proc/} && exit 0; done; exit 1")
