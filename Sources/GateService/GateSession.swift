@@ -52,9 +52,27 @@ public final class GateSession {
     /// them is kept for the request that needs them.
     let expectsAuthentication: Bool
 
+    /// What `prepareToAuthenticate` started at the gate's start, if it did: the origin's evidence, taken
+    /// (waited for) where the origin is judged.
+    let prepared: BackgroundThread.Later<OriginEvidence>?
+
+    /// Started by the gate at its start when vaultctl said its command authenticates, once the start-up
+    /// checks have cleared what the caller handed over: libpam loaded and the evidence of where the session
+    /// comes from gathered (its parents, the terminal's utmp record), on a thread of their own while this
+    /// one does the rest of the start and the hello. Neither depends on the request or the policy; the
+    /// policy (read with the group dropped) is read only after the work is done, on this thread.
+    public static func prepareToAuthenticate() -> BackgroundThread.Later<OriginEvidence> {
+        BackgroundThread.later {
+            PAMGate.load()
+            return SystemOriginProbe().gather()
+        }
+    }
+
     public init(store: GateStore, user: String, machine: MachineIdentity, policy: @escaping () throws(VaultError) -> Policy, tpm: TPMChoice?,
-                clock: any Clock = SystemClock(), input: Int32 = 0, output: Int32 = 1, expectsAuthentication: Bool = false) {
+                clock: any Clock = SystemClock(), input: Int32 = 0, output: Int32 = 1, expectsAuthentication: Bool = false,
+                prepared: BackgroundThread.Later<OriginEvidence>? = nil) {
         self.expectsAuthentication = expectsAuthentication
+        self.prepared = prepared
         self.store = store
         self.tpm = tpm
         self.user = user
@@ -71,6 +89,9 @@ public final class GateSession {
     var policy: Policy {
         get throws(VaultError) {
             if readPolicyResult == nil {
+                // The user's policy is read with the group dropped, which glibc applies to every thread: the
+                // prepared work is done first, so the drop never overlaps it.
+                _ = prepared?.value()
                 do throws(VaultError) {
                     let p = try readPolicy()
                     relay.answerSeconds = Double(p.askpassSeconds) + 5
@@ -380,7 +401,7 @@ public final class GateSession {
     /// What an authentication needs, made ready ahead of it (see `expectsAuthentication`).
     func makeReadyToAuthenticate() {
         PAMGate.load()
-        _ = try? judgedOrigin  // reads the policy first (its ranges); both are kept for the exchange
+        _ = try? judgedOrigin  // the evidence, then the policy (its ranges); both are kept for the exchange
     }
 
     /// Where the session comes from, judged once per exchange (it walks /proc and utmp) on first need.
@@ -388,8 +409,9 @@ public final class GateSession {
     var judgedOrigin: Origin {
         get throws(VaultError) {
             if let judged { return judged }
+            let evidence = prepared?.value() ?? SystemOriginProbe().gather()
             let p = try policy
-            let o = OriginJudge.judge(SystemOriginProbe().gather(), remoteRanges: p.remoteRanges, nearbyRanges: p.nearbyRanges)
+            let o = OriginJudge.judge(evidence, remoteRanges: p.remoteRanges, nearbyRanges: p.nearbyRanges)
             judged = o
             return o
         }

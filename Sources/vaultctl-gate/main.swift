@@ -12,6 +12,9 @@ StartupChecks.restartInCleanEnvironment()
 Hardening.ensureStandardDescriptors()
 StartupChecks.checkPrivilege()
 StartupChecks.clearInheritance()
+// Only now (the environment, descriptors and signals are the gate's own): what an authentication needs,
+// ahead of it, while the rest of the start goes on.
+let prepared = StartupChecks.authenticating ? GateSession.prepareToAuthenticate() : nil
 
 guard let user = PAMGate.invokingUser() else {
     StartupChecks.refuse(.slot(.gateUnavailable("your user id \(getuid()) has no entry in the user database, so PAM cannot authenticate you")))
@@ -35,7 +38,7 @@ do throws(VaultError) {
         return try RootPolicy.effective(user: userPolicy)
     }
     exit(GateSession(store: GateStore(uid: getuid()), user: user, machine: machine, policy: policy, tpm: configuration.tpm,
-                     expectsAuthentication: StartupChecks.authenticating).run())
+                     expectsAuthentication: StartupChecks.authenticating, prepared: prepared).run())
 } catch {
     StartupChecks.refuse(error)
 }

@@ -39,6 +39,35 @@ public enum BackgroundThread {
         return true
     }
 
+    /// Work started on a thread of its own, whose result is taken later (`value()`, which waits for it).
+    public final class Later<B>: @unchecked Sendable {
+        private let outcome = Outcome<B>()
+        private var thread: pthread_t?
+        private var work: (@Sendable () -> B)?
+
+        fileprivate init(_ work: @escaping @Sendable () -> B) {
+            let outcome = self.outcome
+            thread = BackgroundThread.spawn(Job { outcome.value = work() })
+            if thread == nil { self.work = work }
+        }
+
+        /// The result, once the thread is done (the first call waits for it); when no thread could be made,
+        /// the work runs here, at the first call. From one thread only.
+        public func value() -> B {
+            if let thread {
+                pthread_join(thread, nil)
+                self.thread = nil
+            } else if let work {
+                outcome.value = work()
+                self.work = nil
+            }
+            return outcome.value!
+        }
+    }
+
+    /// Starts `work` on a thread of its own now; its result is taken with `value()`.
+    public static func later<B>(_ work: @escaping @Sendable () -> B) -> Later<B> { Later(work) }
+
     /// Runs `there` on a thread of its own while `here` runs on this one, and returns both results once both
     /// are done. When no thread can be made, `there` runs here after `here`.
     public static func both<A, B>(_ here: () -> A, _ there: @escaping @Sendable () -> B) -> (A, B) {
