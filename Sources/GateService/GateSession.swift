@@ -52,25 +52,23 @@ public final class GateSession {
     /// them is kept for the request that needs them.
     let expectsAuthentication: Bool
 
-    /// What `prepareToAuthenticate` started at the gate's start, if it did: the origin's evidence, taken
-    /// (waited for) where the origin is judged.
-    let prepared: BackgroundThread.Later<OriginEvidence>?
+    /// What `prepareToAuthenticate` started at the gate's start, if it did: taken (waited for) before the
+    /// policy is read, and by the first authentication.
+    let prepared: BackgroundThread.Later<PAMGate.Transaction?>?
 
     /// Started by the gate at its start when vaultctl said its command authenticates, once the start-up
-    /// checks have cleared what the caller handed over: libpam loaded and the evidence of where the session
-    /// comes from gathered (its parents, the terminal's utmp record), on a thread of their own while this
-    /// one does the rest of the start and the hello. Neither depends on the request or the policy; the
-    /// policy (read with the group dropped) is read only after the work is done, on this thread.
-    public static func prepareToAuthenticate() -> BackgroundThread.Later<OriginEvidence> {
-        BackgroundThread.later {
-            PAMGate.load()
-            return SystemOriginProbe().gather()
-        }
+    /// checks have cleared what the caller handed over: libpam loaded and the user's PAM transaction started
+    /// (its stack read, its modules loaded, none of them run), on a thread of its own while this one does
+    /// the rest of the start, the hello and the look at where the session comes from. It depends on neither
+    /// the request nor the policy, and no PAM module runs before the request's checks (lock, rate limit)
+    /// passed; the policy (read with the group dropped) is read only after it is done, on this thread.
+    public static func prepareToAuthenticate(user: String) -> BackgroundThread.Later<PAMGate.Transaction?> {
+        BackgroundThread.later { PAMGate.Transaction.start(user: user) }
     }
 
     public init(store: GateStore, user: String, machine: MachineIdentity, policy: @escaping () throws(VaultError) -> Policy, tpm: TPMChoice?,
                 clock: any Clock = SystemClock(), input: Int32 = 0, output: Int32 = 1, expectsAuthentication: Bool = false,
-                prepared: BackgroundThread.Later<OriginEvidence>? = nil) {
+                prepared: BackgroundThread.Later<PAMGate.Transaction?>? = nil) {
         self.expectsAuthentication = expectsAuthentication
         self.prepared = prepared
         self.store = store
@@ -358,7 +356,8 @@ public final class GateSession {
         // The place counts if the gate ends before giving it back, from the start (see countsIfInterrupted); at
         // the bound with nothing guessed, it is taken back first.
         var gate = RateLimitedGate(PAMGate(source: .relay(relay), user: user, remoteHost: { remoteHost },
-                                           deadline: { (bound, nil, { try? limiter.markAsking() }) }),
+                                           deadline: { (bound, nil, { try? limiter.markAsking() }) },
+                                           started: prepared?.value() ?? nil),
                                    placeWait: { seconds }, waiting: { s in
             relay.show("other vaultctl commands are asking for your password; waiting for one to finish (at most \(s) s).", isError: false)
         }) { () throws(VaultError) -> RateLimiter in limiter }
@@ -400,7 +399,9 @@ public final class GateSession {
 
     /// What an authentication needs, made ready ahead of it (see `expectsAuthentication`).
     func makeReadyToAuthenticate() {
-        PAMGate.load()
+        // Here, while the thread prepareToAuthenticate started loads libpam and starts the transaction (when
+        // it did; else libpam is loaded here).
+        if prepared == nil { PAMGate.load() }
         _ = try? judgedOrigin  // the evidence, then the policy (its ranges); both are kept for the exchange
     }
 
@@ -409,7 +410,7 @@ public final class GateSession {
     var judgedOrigin: Origin {
         get throws(VaultError) {
             if let judged { return judged }
-            let evidence = prepared?.value() ?? SystemOriginProbe().gather()
+            let evidence = SystemOriginProbe().gather()
             let p = try policy
             let o = OriginJudge.judge(evidence, remoteRanges: p.remoteRanges, nearbyRanges: p.nearbyRanges)
             judged = o

@@ -12,13 +12,13 @@ StartupChecks.restartInCleanEnvironment()
 Hardening.ensureStandardDescriptors()
 StartupChecks.checkPrivilege()
 StartupChecks.clearInheritance()
-// Only now (the environment, descriptors and signals are the gate's own): what an authentication needs,
-// ahead of it, while the rest of the start goes on.
-let prepared = StartupChecks.authenticating ? GateSession.prepareToAuthenticate() : nil
 
 guard let user = PAMGate.invokingUser() else {
     StartupChecks.refuse(.slot(.gateUnavailable("your user id \(getuid()) has no entry in the user database, so PAM cannot authenticate you")))
 }
+// Only now (the environment, descriptors and signals are the gate's own): what an authentication needs,
+// ahead of it, while the rest of the start goes on.
+let prepared = StartupChecks.authenticating ? GateSession.prepareToAuthenticate(user: user) : nil
 do throws(VaultError) {
     try GateStore.checkRoot()
     let machine: MachineIdentity

@@ -19,13 +19,52 @@ public struct PAMGate: AnswerReportingGate {
     /// said when it passes (nil: nothing; vaultctl-gate's caller says it), and what to do first when nothing
     /// was guessed by then (no answer given, no failure reported by a module); nil: no bound but each question's.
     let deadline: @Sendable () -> (seconds: Int, message: String?, unguessed: (@Sendable () -> Void)?)?
+    /// A transaction started ahead for this user (`Transaction.start`), used by the first authentication
+    /// instead of starting one; nil, used already or for another user: it starts its own.
+    let started: Transaction?
 
     public init(source: PasswordSource, user: String, remoteHost: @escaping @Sendable () -> String? = { nil },
-                deadline: @escaping @Sendable () -> (seconds: Int, message: String?, unguessed: (@Sendable () -> Void)?)? = { nil }) {
+                deadline: @escaping @Sendable () -> (seconds: Int, message: String?, unguessed: (@Sendable () -> Void)?)? = { nil },
+                started: Transaction? = nil) {
         self.source = source
         self.user = user
         self.remoteHost = remoteHost
         self.deadline = deadline
+        self.started = started
+    }
+
+    /// A PAM transaction started ahead of its authentication: `pam_start` reads the service's stack and
+    /// loads its modules, most of what starting costs, and runs none of them (modules run from
+    /// `pam_authenticate` on). vaultctl-gate starts one while it waits for a request it was told will
+    /// authenticate. The authentication that takes it sets its own conversation then (libpam keeps a copy of
+    /// the one given to `pam_start`, here one that answers nothing). Taken once; never ended when untaken
+    /// (the gate's exchange ends with its process).
+    public final class Transaction: @unchecked Sendable {
+        fileprivate let handle: OpaquePointer
+        fileprivate let user: String
+        private var taken = false
+
+        private init(handle: OpaquePointer, user: String) {
+            self.handle = handle
+            self.user = user
+        }
+
+        /// Started now for `user`; nil when libpam or the stack cannot start (the authentication then starts
+        /// its own, and says why it cannot).
+        public static func start(user: String) -> Transaction? {
+            guard case .success(let pam) = loadedPAM else { return nil }
+            var none = pam_conv(conv: answersNothing, appdata_ptr: nil)
+            var handle: OpaquePointer?
+            guard pam.pam_start(PAMGate.service, user, &none, &handle) == PAM_SUCCESS, let handle else { return nil }
+            return Transaction(handle: handle, user: user)
+        }
+
+        /// The handle, the first time it is asked for by an authentication of its user.
+        fileprivate func take(for user: String) -> OpaquePointer? {
+            guard !taken, user == self.user else { return nil }
+            taken = true
+            return handle
+        }
     }
 
     /// What the unprotected path says when the bound passes.
@@ -60,7 +99,17 @@ public struct PAMGate: AnswerReportingGate {
         case .failure(let e): throw .authenticationUnavailable("vaultctl could not load libpam (\(e.reason)); install it (Debian: libpam0g)")
         }
         var handle: OpaquePointer?
-        var rc = pam.pam_start(PAMGate.service, user, &conv, &handle)
+        var rc: Int32
+        if let ahead = started?.take(for: user) {
+            handle = ahead
+            rc = pam.pam_set_item(ahead, PAM_CONV, &conv)
+            guard rc == PAM_SUCCESS else {
+                _ = pam.pam_end(ahead, rc)
+                throw .authenticationUnavailable("PAM could not be given its conversation (\(rc))")
+            }
+        } else {
+            rc = pam.pam_start(PAMGate.service, user, &conv, &handle)
+        }
         guard rc == PAM_SUCCESS, let handle else {
             throw .authenticationUnavailable("PAM could not start for service '\(PAMGate.service)' (\(rc)); check /etc/pam.d/\(PAMGate.service)")
         }
@@ -223,6 +272,14 @@ private func converse(_ count: Int32,
     }
     responses.pointee = replies
     return PAM_SUCCESS
+}
+
+/// The conversation a transaction started ahead is given until its authentication sets its own: it answers
+/// nothing (no module asks before `pam_authenticate`).
+private func answersNothing(_ count: Int32, _ messages: UnsafeMutablePointer<UnsafePointer<pam_message>?>?,
+                            _ responses: UnsafeMutablePointer<UnsafeMutablePointer<pam_response>?>?,
+                            _ appdata: UnsafeMutableRawPointer?) -> Int32 {
+    PAM_CONV_ERR
 }
 
 private func wipeAndFree(_ replies: UnsafeMutablePointer<pam_response>, upTo end: Int) {
