@@ -47,8 +47,8 @@ func writeOut(_ raw: UnsafeRawBufferPointer) {
     }
 }
 
-let input = readInput()
 do throws(TPMFailure) {
+    let input = readInput()
     if arguments[1] == "seal" {
         let blob = try TPM2.seal(input, tcti: arguments[2])
         blob.withUnsafeBytes { writeOut($0) }
