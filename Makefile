@@ -61,6 +61,10 @@ build: build-deps
 #   their constructors came into vaultctl-gate (libdispatch_init read sysfs twice at every start); without
 #   them the gate is 1.1 MB smaller with 21 fewer pages to relocate, ~0.12 ms off a protected read and a
 #   protected status (interleaved, 800 rounds).
+# - no exported dynamic symbols (--no-export-dynamic after SwiftPM's --export-dynamic): nothing loads
+#   symbols from vaultctl or the gate (libpam and the PAM modules take theirs from libpam), and the ~1,700
+#   public Swift symbols of our modules in .dynsym were mapped, hashed and, at every start, scanned one by
+#   one by the runtime's dladdr (it looks for its own path); ~0.08 ms off a protected read or status.
 # lld with packed relative relocations where the toolchain has ld.lld beside swift and the C library is
 # glibc 2.36 or later (older ones cannot load DT_RELR); else the default linker, as before.
 SWIFT_BIN_DIR := $(dir $(realpath $(shell command -v $(SWIFT) 2>/dev/null)))
@@ -70,7 +74,7 @@ RELEASE_LINKER := $(if $(and $(wildcard $(SWIFT_BIN_DIR)ld.lld),$(shell printf '
 STATIC_CXX := $(CURDIR)/.build/static-cxx
 RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xswiftc -L$(STATIC_CXX) \
                  -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
-                 -Xswiftc -Xfrontend -Xswiftc -disable-implicit-concurrency-module-import \
+                 -Xswiftc -Xfrontend -Xswiftc -disable-implicit-concurrency-module-import -Xlinker --no-export-dynamic \
                  -Xswiftc -Xclang-linker -Xswiftc -static-libgcc $(RELEASE_LINKER) $(RELEASE_LDFLAGS)
 # Extra linker flags for a release build: debian/rules adds BIND_NOW (-z now) for the package.
 RELEASE_LDFLAGS ?=
