@@ -61,7 +61,8 @@ build: build-deps
 #   their constructors came into vaultctl-gate (libdispatch_init read sysfs twice at every start); without
 #   them the gate is 1.1 MB smaller with 21 fewer pages to relocate, ~0.12 ms off a protected read and a
 #   protected status (interleaved, 800 rounds).
-# - no exported dynamic symbols (--no-export-dynamic after SwiftPM's --export-dynamic): nothing loads
+# - no exported dynamic symbols (--no-export-dynamic after the -export-dynamic that the toolchain's
+#   static-stdlib-args.lnk adds with --static-swift-stdlib): nothing loads
 #   symbols from vaultctl or the gate (libpam and the PAM modules take theirs from libpam), and the ~1,700
 #   public Swift symbols of our modules in .dynsym were mapped, hashed and, at every start, scanned one by
 #   one by the runtime's dladdr (it looks for its own path); ~0.08 ms off a protected read or status.

@@ -46,8 +46,9 @@ public final class GateSession {
     static let valueSeconds = 30.0
 
     /// Whether vaultctl said a request of this exchange may authenticate: then what an authentication needs
-    /// (libpam, the policy, the origin) is made ready between the hello and the first request, while vaultctl
-    /// does its own work, instead of after the request. It changes when that work is done, never what a
+    /// is made ready before the first request, while vaultctl does its own work, instead of after it: libpam
+    /// and the PAM transaction from the gate's start (`prepareToAuthenticate`), the origin and the policy
+    /// right after the hello. It changes when that work is done, never what a
     /// request does: the policy and the origin are read once per exchange either way, and an error reading
     /// them is kept for the request that needs them.
     let expectsAuthentication: Bool
@@ -57,13 +58,15 @@ public final class GateSession {
     let prepared: BackgroundThread.Later<PAMGate.Transaction?>?
 
     /// Started by the gate at its start when vaultctl said its command authenticates, once the start-up
-    /// checks have cleared what the caller handed over: libpam loaded and the user's PAM transaction started
-    /// (its stack read, its modules loaded, none of them run), on a thread of its own while this one does
-    /// the rest of the start, the hello and the look at where the session comes from. It depends on neither
-    /// the request nor the policy, and no PAM module runs before the request's checks (lock, rate limit)
-    /// passed; the policy (read with the group dropped) is read only after it is done, on this thread.
-    public static func prepareToAuthenticate(user: String) -> BackgroundThread.Later<PAMGate.Transaction?> {
-        BackgroundThread.later { PAMGate.Transaction.start(user: user) }
+    /// checks have cleared what the caller handed over: when `store` holds a protected vault (nothing to
+    /// authenticate for here otherwise), libpam loaded and the user's PAM transaction started (its stack
+    /// read, its modules loaded: their libraries' constructors run, none of their functions), on a thread of
+    /// its own while this one does the rest of the start, the hello and the look at where the session comes
+    /// from. It depends on neither the request nor the policy, and no module's function runs before the
+    /// request's checks (lock, rate limit) passed; the policy (read with the group dropped) is read only
+    /// after it is done, on this thread.
+    public static func prepareToAuthenticate(user: String, store: GateStore) -> BackgroundThread.Later<PAMGate.Transaction?> {
+        BackgroundThread.later { (try? store.isProtected()) == true ? PAMGate.Transaction.start(user: user) : nil }
     }
 
     public init(store: GateStore, user: String, machine: MachineIdentity, policy: @escaping () throws(VaultError) -> Policy, tpm: TPMChoice?,

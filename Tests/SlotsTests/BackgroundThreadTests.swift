@@ -37,7 +37,10 @@ import Testing
         var fd = pollfd(fd: p.read, events: Int16(POLLIN), revents: 0)
         #expect(poll(&fd, 1, 5000) == 1, "the work did not start before value() was asked")
         #expect(later.value() == "done")
-        #expect(later.value() == "done")  // taken again: the same, nothing runs twice
+        #expect(later.value() == "done")  // taken again: the same, and the work did not run again
+        var bytes = [UInt8](repeating: 0, count: 8)
+        _ = fcntl(p.read, F_SETFL, O_NONBLOCK)
+        #expect(read(p.read, &bytes, 8) == 1, "the work ran more than once")
     }
 
     @Test func startRunsTheWorkOnAThreadOfItsOwn() throws {

@@ -4,7 +4,8 @@ import Glibc
 
 /// Work on a thread of its own: `start` for what only warms something the command will use anyway (its
 /// result is never waited for: whoever uses the warmed thing waits behind its own lock), `both` for two
-/// looks that each wait on another process and can wait at the same time.
+/// looks that each wait on another process and can wait at the same time, `later` for work started now
+/// whose result one thread takes when it needs it.
 public enum BackgroundThread {
     /// What the thread runs.
     private final class Job {
@@ -40,7 +41,7 @@ public enum BackgroundThread {
     }
 
     /// Work started on a thread of its own, whose result is taken later (`value()`, which waits for it).
-    public final class Later<B>: @unchecked Sendable {
+    public final class Later<B> {
         private let outcome = Outcome<B>()
         private var thread: pthread_t?
         private var work: (@Sendable () -> B)?

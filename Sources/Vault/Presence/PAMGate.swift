@@ -34,11 +34,14 @@ public struct PAMGate: AnswerReportingGate {
     }
 
     /// A PAM transaction started ahead of its authentication: `pam_start` reads the service's stack and
-    /// loads its modules, most of what starting costs, and runs none of them (modules run from
-    /// `pam_authenticate` on). vaultctl-gate starts one while it waits for a request it was told will
-    /// authenticate. The authentication that takes it sets its own conversation then (libpam keeps a copy of
-    /// the one given to `pam_start`, here one that answers nothing). Taken once; never ended when untaken
-    /// (the gate's exchange ends with its process).
+    /// loads its modules, most of what starting costs (their libraries' constructors run as they load), and
+    /// calls none of their functions (those run from `pam_authenticate` on). vaultctl-gate starts one while
+    /// it waits for a request it was told will authenticate. The authentication that takes it sets its own
+    /// conversation then (libpam keeps a copy of the one given to `pam_start`, here one that answers
+    /// nothing). Taken once; never ended when untaken (the gate's exchange ends with its process).
+    ///
+    /// `@unchecked Sendable`: made on the thread that starts it and handed to the one that authenticates
+    /// through that thread's join, which orders the two; only the authenticating thread takes it.
     public final class Transaction: @unchecked Sendable {
         fileprivate let handle: OpaquePointer
         fileprivate let user: String
@@ -82,8 +85,9 @@ public struct PAMGate: AnswerReportingGate {
         try verify(reason: reason, onAnswer: { true })
     }
 
-    /// Loads libpam now rather than at the first authentication (vaultctl-gate does it while it waits for
-    /// a request it was told will authenticate). Loading it twice is loading it once.
+    /// Loads libpam now rather than at the first authentication (a gate session told that a request will
+    /// authenticate does it after its hello when nothing was prepared at its start). Loading it twice is
+    /// loading it once.
     public static func load() {
         _ = loadedPAM
     }
