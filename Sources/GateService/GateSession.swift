@@ -46,32 +46,36 @@ public final class GateSession {
     static let valueSeconds = 30.0
 
     /// Whether vaultctl said a request of this exchange may authenticate: then what an authentication needs
-    /// is made ready before the first request, while vaultctl does its own work, instead of after it: libpam
-    /// and the PAM transaction from the gate's start (`prepareToAuthenticate`), the origin and the policy
-    /// right after the hello. It changes when that work is done, never what a
+    /// is made ready before the first request, while vaultctl does its own work, instead of after it: the
+    /// origin's evidence from the gate's start (`prepareToAuthenticate`), libpam, the PAM transaction and the
+    /// policy right after the hello. It changes when that work is done, never what a
     /// request does: the policy and the origin are read once per exchange either way, and an error reading
     /// them is kept for the request that needs them.
     let expectsAuthentication: Bool
 
-    /// What `prepareToAuthenticate` started at the gate's start, if it did: taken (waited for) before the
-    /// policy is read, and by the first authentication.
-    let prepared: BackgroundThread.Later<PAMGate.Transaction?>?
+    /// What `prepareToAuthenticate` started at the gate's start, if it did: taken (waited for) where the
+    /// origin is judged, and before the policy is read.
+    let prepared: BackgroundThread.Later<OriginEvidence>?
+
+    /// The user's PAM transaction, started after the hello when a request will authenticate
+    /// (`makeReadyToAuthenticate`), for the first authentication to take.
+    var transaction: PAMGate.Transaction?
 
     /// Started by the gate at its start when vaultctl said its command authenticates, once the start-up
-    /// checks have cleared what the caller handed over: when `store` holds a protected vault (nothing to
-    /// authenticate for here otherwise), libpam loaded and the user's PAM transaction started (its stack
-    /// read, its modules loaded: their libraries' constructors run, none of their functions), on a thread of
-    /// its own while this one does the rest of the start, the hello and the look at where the session comes
-    /// from. It depends on neither the request nor the policy, and no module's function runs before the
-    /// request's checks (lock, rate limit) passed; the policy (read with the group dropped) is read only
-    /// after it is done, on this thread.
-    public static func prepareToAuthenticate(user: String, store: GateStore) -> BackgroundThread.Later<PAMGate.Transaction?> {
-        BackgroundThread.later { (try? store.isProtected()) == true ? PAMGate.Transaction.start(user: user) : nil }
+    /// checks have cleared what the caller handed over: the evidence of where the session comes from (its
+    /// parents, the terminal's utmp record), gathered on a thread of its own while this one does the rest of
+    /// the start and the hello. It reads /proc and utmp and depends on neither the request nor the policy;
+    /// the policy (the user's is read with the group dropped, which glibc applies to every thread) is read
+    /// only after it is done. Loading libpam and starting PAM stay on this thread: a `dlopen` that fails for
+    /// want of memory can leave the loader's lock held by the thread that called it (glibc 2.36), which on a
+    /// thread that then ends would hang every later `dlopen`, and `exit`.
+    public static func prepareToAuthenticate() -> BackgroundThread.Later<OriginEvidence> {
+        BackgroundThread.later { SystemOriginProbe().gather() }
     }
 
     public init(store: GateStore, user: String, machine: MachineIdentity, policy: @escaping () throws(VaultError) -> Policy, tpm: TPMChoice?,
                 clock: any Clock = SystemClock(), input: Int32 = 0, output: Int32 = 1, expectsAuthentication: Bool = false,
-                prepared: BackgroundThread.Later<PAMGate.Transaction?>? = nil) {
+                prepared: BackgroundThread.Later<OriginEvidence>? = nil) {
         self.expectsAuthentication = expectsAuthentication
         self.prepared = prepared
         self.store = store
@@ -360,7 +364,7 @@ public final class GateSession {
         // the bound with nothing guessed, it is taken back first.
         var gate = RateLimitedGate(PAMGate(source: .relay(relay), user: user, remoteHost: { remoteHost },
                                            deadline: { (bound, nil, { try? limiter.markAsking() }) },
-                                           started: prepared?.value() ?? nil),
+                                           started: transaction),
                                    placeWait: { seconds }, waiting: { s in
             relay.show("other vaultctl commands are asking for your password; waiting for one to finish (at most \(s) s).", isError: false)
         }) { () throws(VaultError) -> RateLimiter in limiter }
@@ -402,9 +406,10 @@ public final class GateSession {
 
     /// What an authentication needs, made ready ahead of it (see `expectsAuthentication`).
     func makeReadyToAuthenticate() {
-        // Here, while the thread prepareToAuthenticate started loads libpam and starts the transaction (when
-        // it did; else libpam is loaded here).
-        if prepared == nil { PAMGate.load() }
+        // The stack read and its modules loaded (their libraries' constructors run, none of their functions):
+        // most of what starting PAM costs, done while vaultctl makes its request.
+        PAMGate.load()
+        transaction = PAMGate.Transaction.start(user: user)
         _ = try? judgedOrigin  // the evidence, then the policy (its ranges); both are kept for the exchange
     }
 
@@ -413,7 +418,7 @@ public final class GateSession {
     var judgedOrigin: Origin {
         get throws(VaultError) {
             if let judged { return judged }
-            let evidence = SystemOriginProbe().gather()
+            let evidence = prepared?.value() ?? SystemOriginProbe().gather()
             let p = try policy
             let o = OriginJudge.judge(evidence, remoteRanges: p.remoteRanges, nearbyRanges: p.nearbyRanges)
             judged = o

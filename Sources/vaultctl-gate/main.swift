@@ -21,8 +21,8 @@ func runGate() -> Int32 {
     let store = GateStore(uid: getuid())
     // Only now (the environment, descriptors and signals are the gate's own): what an authentication needs,
     // ahead of it, while the rest of the start goes on. Its thread is done before the process ends, however
-    // it ends (exit's handlers never run beside a thread still in libpam).
-    let prepared = StartupChecks.authenticating ? GateSession.prepareToAuthenticate(user: user, store: store) : nil
+    // it ends (exit's handlers never run beside it).
+    let prepared = StartupChecks.authenticating ? GateSession.prepareToAuthenticate() : nil
     do throws(VaultError) {
         try GateStore.checkRoot()
         let machine: MachineIdentity

@@ -40,8 +40,7 @@ public struct PAMGate: AnswerReportingGate {
     /// conversation then (libpam keeps a copy of the one given to `pam_start`, here one that answers
     /// nothing). Taken once; never ended when untaken (the gate's exchange ends with its process).
     ///
-    /// `@unchecked Sendable`: made on the thread that starts it and handed to the one that authenticates
-    /// through that thread's join, which orders the two; only the authenticating thread takes it.
+    /// `@unchecked Sendable` (PAMGate is Sendable): made and taken on one thread, the gate's main one.
     public final class Transaction: @unchecked Sendable {
         fileprivate let handle: OpaquePointer
         fileprivate let user: String
@@ -85,9 +84,8 @@ public struct PAMGate: AnswerReportingGate {
         try verify(reason: reason, onAnswer: { true })
     }
 
-    /// Loads libpam now rather than at the first authentication (a gate session told that a request will
-    /// authenticate does it after its hello when nothing was prepared at its start). Loading it twice is
-    /// loading it once.
+    /// Loads libpam now rather than at the first authentication (vaultctl-gate does it after its hello when
+    /// told that a request will authenticate). Loading it twice is loading it once.
     public static func load() {
         _ = loadedPAM
     }
