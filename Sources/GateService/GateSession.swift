@@ -406,9 +406,8 @@ public final class GateSession {
 
     /// What an authentication needs, made ready ahead of it (see `expectsAuthentication`).
     func makeReadyToAuthenticate() {
-        // The stack read and its modules loaded (their libraries' constructors run, none of their functions):
-        // most of what starting PAM costs, done while vaultctl makes its request.
-        PAMGate.load()
+        // libpam loaded, the stack read and its modules loaded (their libraries' constructors run, none of
+        // their functions): most of what starting PAM costs, done while vaultctl makes its request.
         transaction = PAMGate.Transaction.start(user: user)
         _ = try? judgedOrigin  // the evidence, then the policy (its ranges); both are kept for the exchange
     }

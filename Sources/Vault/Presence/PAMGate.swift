@@ -51,8 +51,8 @@ public struct PAMGate: AnswerReportingGate {
             self.user = user
         }
 
-        /// Started now for `user`; nil when libpam or the stack cannot start (the authentication then starts
-        /// its own, and says why it cannot).
+        /// Started now for `user`, loading libpam first if it is not yet; nil when libpam or the stack cannot
+        /// start (the authentication then starts its own, and says why it cannot).
         public static func start(user: String) -> Transaction? {
             guard case .success(let pam) = loadedPAM else { return nil }
             var none = pam_conv(conv: answersNothing, appdata_ptr: nil)
@@ -82,12 +82,6 @@ public struct PAMGate: AnswerReportingGate {
 
     public func verify(reason: String) throws(VaultError) {
         try verify(reason: reason, onAnswer: { true })
-    }
-
-    /// Loads libpam now rather than at the first authentication (vaultctl-gate does it after its hello when
-    /// told that a request will authenticate). Loading it twice is loading it once.
-    public static func load() {
-        _ = loadedPAM
     }
 
     public func verify(reason: String, onAnswer: @escaping () -> Bool) throws(VaultError) {
