@@ -74,10 +74,31 @@ final class AuthenticationDeadline {
     }
 }
 
-/// Set once, read from another thread: whether an authentication has had a guess judged (an answer given,
-/// a failure reported by a module).
-final class GuessFlag: Sendable {
-    private let flag = Atomic<Bool>(false)
-    func set() { flag.store(true, ordering: .sequentiallyConsistent) }
-    var value: Bool { flag.load(ordering: .sequentiallyConsistent) }
+/// The race between an authentication's answer and its deadline, decided once and atomically: either a
+/// guess went to PAM (an answer handed over, a failure reported by a module) and the deadline may no longer
+/// take the attempt's place back, or the deadline passed first and no answer may go to PAM any more.
+/// A look followed by an act (the deadline's thread reading "no guess", then taking the place back) leaves a
+/// window in which an answer goes to PAM between the two: judged and never counted (issue 36, point 12).
+///
+/// `Sendable`: its one state is an atomic, changed only by compare-and-exchange.
+final class GuessRace: Sendable {
+    private static let open = 0, guessed = 1, expired = 2
+    private let state = Atomic<Int>(GuessRace.open)
+
+    /// Claims the attempt for a guess about to go to PAM: true when it may go (the deadline has not passed,
+    /// and from now on it cannot take the place back), false when the deadline passed first.
+    func claimGuess() -> Bool {
+        let (exchanged, original) = state.compareExchange(expected: Self.open, desired: Self.guessed, ordering: .sequentiallyConsistent)
+        return exchanged || original == Self.guessed
+    }
+
+    /// The deadline passed: true when nothing was guessed (the place may be taken back, and no answer will go
+    /// to PAM after this), false when a guess went to PAM first (it counts).
+    func expire() -> Bool {
+        let (exchanged, original) = state.compareExchange(expected: Self.open, desired: Self.expired, ordering: .sequentiallyConsistent)
+        return exchanged || original == Self.expired
+    }
+
+    /// Whether a guess went to PAM.
+    var guessed: Bool { state.load(ordering: .sequentiallyConsistent) == Self.guessed }
 }

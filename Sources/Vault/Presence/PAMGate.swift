@@ -121,8 +121,10 @@ public struct PAMGate: AnswerReportingGate {
         }
         var bound: AuthenticationDeadline?
         if let d = deadline() {
+            // The place is taken back only when the deadline wins the race against every answer (see GuessRace).
+            let race = context.race
             bound = AuthenticationDeadline(seconds: d.seconds, message: d.message,
-                                           beforeExit: d.unguessed.map { unguessed in { if !context.guessed.value { unguessed() } } })
+                                           beforeExit: d.unguessed.map { unguessed in { if race.expire() { unguessed() } } })
             // No bound, no authentication (a caller's RLIMIT_NPROC or RLIMIT_NOFILE): fail closed, nothing counted.
             guard bound != nil else {
                 _ = pam.pam_end(handle, PAM_SUCCESS)
@@ -197,8 +199,9 @@ private final class Conversation {
     var showed = false
     /// Whether a module reported a failure (PAM_ERROR_MSG: "Failed to match fingerprint"): a guess was judged.
     var errorShown = false
-    /// An answer given or a failure reported, for the authentication's deadline, on its own thread.
-    let guessed = GuessFlag()
+    /// An answer given or a failure reported, against the authentication's deadline on its own thread: decided
+    /// once, so that no answer reaches PAM after the deadline took the attempt's place back.
+    let race = GuessRace()
     let onAnswer: () -> Bool
 
     init(source: PasswordSource, reason: String, onAnswer: @escaping () -> Bool) {
@@ -240,8 +243,10 @@ private func converse(_ count: Int32,
             }
         case PAM_ERROR_MSG, PAM_TEXT_INFO:
             if style == PAM_ERROR_MSG {
+                // The module judged something (a finger that did not match) before saying so: from now on the
+                // deadline cannot take the place back (if it passed already, the process is ending).
                 context.errorShown = true
-                context.guessed.set()
+                _ = context.race.claimGuess()
             }
             if !text.isEmpty {
                 context.showed = true
@@ -255,8 +260,14 @@ private func converse(_ count: Int32,
     // Only now does PAM get the answers: a call that fails part-way hands over nothing.
     let answeredSomething = (0..<Int(count)).contains { replies[$0].resp != nil }
     if answeredSomething {
-        // Before the place is marked: the deadline's thread, seeing no guess, would take the mark back.
-        context.guessed.set()
+        // Claimed before the answers go anywhere: once claimed, the deadline's thread cannot take the place
+        // back, and once it has (the deadline passed), no answer goes to PAM: the process is ending, and a
+        // password judged after the place was given back would be a guess never counted.
+        guard context.race.claimGuess() else {
+            context.failure = .notAuthenticated("the authentication's time ran out before the answer was given")
+            wipeAndFree(replies, upTo: Int(count))
+            return PAM_CONV_ERR
+        }
         // An answer PAM judges is a guess the rate limit must be able to count: one it cannot (no room to
         // mark the attempt) never reaches PAM, so no verdict comes of it.
         if !context.answered && !context.onAnswer() {
