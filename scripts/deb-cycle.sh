@@ -84,6 +84,24 @@ as_alice vaultctl status mail --json | grep -q '"boundary":"gate"' || fail "alic
 [ -n "$(ls -A /var/lib/vaultctl)" ] || fail "nothing in the gate's store"
 as_alice ls /var/lib/vaultctl >/dev/null 2>&1 && fail "alice can look into the gate's store directly"
 
+step "a deleted account's uid given to a new account: the new one gets nothing of the old one's"
+useradd -m -s /bin/sh erin
+echo 'erin:Erin-pw-1' | chpasswd
+as_erin() { setpriv --reuid "$1" --regid "$1" --init-groups env -i HOME="$(getent passwd "$1" | cut -d: -f6)" PATH=/usr/bin:/bin "${@:2}"; }
+printf 'erins-secret' | as_erin erin vaultctl store bank >/dev/null
+erin_uid=$(id -u erin)
+userdel -r erin 2>/dev/null || true
+useradd -m -u "$erin_uid" -s /bin/sh frank
+echo 'frank:Frank-pw-1' | chpasswd
+out=$(printf 'Frank-pw-1\n' | as_erin frank vaultctl read bank --password-stdin 2>/tmp/frank.err) && fail "frank read erin's secret: $out"
+[ -z "$out" ] && grep -q "belongs to the account 'erin'" /tmp/frank.err || fail "frank was not told whose vault it is: $(cat /tmp/frank.err)"
+as_erin frank vaultctl list >/dev/null 2>&1 && fail "frank listed erin's slots"
+as_erin frank vaultctl log >/dev/null 2>&1 && fail "frank read erin's log"
+rm -r "/var/lib/vaultctl/$erin_uid"   # root retires it, as the refusal says
+printf 'franks-secret' | as_erin frank vaultctl store bank >/dev/null
+[ "$(printf 'Frank-pw-1\n' | as_erin frank vaultctl read bank --password-stdin)" = franks-secret ] || fail "frank's own vault did not work"
+userdel -r frank 2>/dev/null || true; rm -r "/var/lib/vaultctl/$erin_uid"
+
 step "upgrade (the version bumped), an administrator's statoverride kept"
 dpkg-statoverride --remove "$gate"
 dpkg-statoverride --update --add root vaultctl 2750 "$gate"

@@ -15,6 +15,9 @@ import Vault
 public final class GateSession {
     let store: GateStore
     let user: String
+    /// Which account the store's folder belongs to (its record, and the id in the home): checked before the
+    /// hello, bound when the folder is made.
+    let account: GateAccount
     let machine: MachineIdentity
     /// Reads root's policy tightened by the user's, once an exchange: at the first request that needs it (a
     /// look needs none, so `status` does not wait for it), or right after the hello when vaultctl said its
@@ -73,9 +76,10 @@ public final class GateSession {
         BackgroundThread.later { SystemOriginProbe().gather() }
     }
 
-    public init(store: GateStore, user: String, machine: MachineIdentity, policy: @escaping () throws(VaultError) -> Policy, tpm: TPMChoice?,
+    public init(store: GateStore, user: String, home: String, machine: MachineIdentity, policy: @escaping () throws(VaultError) -> Policy, tpm: TPMChoice?,
                 clock: any Clock = SystemClock(), input: Int32 = 0, output: Int32 = 1, expectsAuthentication: Bool = false,
                 prepared: BackgroundThread.Later<OriginEvidence>? = nil) {
+        account = GateAccount(folder: store.folder, user: user, home: home, uid: store.uid)
         self.expectsAuthentication = expectsAuthentication
         self.prepared = prepared
         self.store = store
@@ -119,6 +123,11 @@ public final class GateSession {
         // A store that cannot be looked at is an error, never "new": a vault from before would be used instead.
         // The hello says whether the vault is protected and locked, so most commands need no request before
         // their first real one (the lock is checked again by every gated request).
+        // A folder of an earlier account with this uid is refused before anything in it is looked at.
+        do { try checkAccount() } catch {
+            GateFrame(.refused, text: GateRefusal.encode(error)).write(to: output)
+            return 77
+        }
         let protected: Bool, locked: Bool
         do { (protected, locked) = (try store.isProtected(), try vaultLock.isLocked()) } catch {
             GateFrame(.refused, text: GateRefusal.encode(error)).write(to: output)
@@ -178,7 +187,7 @@ public final class GateSession {
             guard try store.exists() else { return Self.text("") }
             do { return Self.text(try slot.names().map(\.rawValue).joined(separator: "\n")) } catch { throw .slot(error) }
         case .lock:
-            try store.ensure(marking: true)
+            try ensureStore(marking: true)
             if try vaultLock.isLocked() { return Self.text("") }  // locked already: nothing changes, no line
             try vaultLock.lock(time: clock.now(), origin: try origin)
             log("lock", nil, "ok")
@@ -221,7 +230,7 @@ public final class GateSession {
         case .store(let name):
             try admit()
             guard let value = given else { throw .badInput("vaultctl-gate got no value after the store request") }
-            try store.ensure(marking: true)
+            try ensureStore(marking: true)
             let replaces: Bool
             switch slot.holding(name) {
             case .empty: replaces = false
@@ -277,7 +286,7 @@ public final class GateSession {
             log("seal", nil, "ok")
             return Self.text("\(outcome.resealed) \(outcome.createdKey ? 1 : 0) \(outcome.removedOldKey ? 1 : 0)")
         case .recordFailure:
-            try store.ensure(marking: false)
+            try ensureStore(marking: false)
             // A line only while a failure can still count (not while blocked): a program asking again and
             // again cannot fill the log this way either.
             let counts = try limiter.blockedUntil() == nil
@@ -305,7 +314,7 @@ public final class GateSession {
             return Self.text("")
         case .finishImport:
             guard grantedEverySlot else { throw .notAuthenticated("protecting the vault needs an authentication for every slot first") }
-            try store.ensure(marking: true)
+            try ensureStore(marking: true)
             log("protect", nil, "ok")
             return Self.text("")
         case .delete(let name):
@@ -340,6 +349,48 @@ public final class GateSession {
         }
     }
 
+    /// This user's folder is this account's (`GateAccount`): a folder from before the binding is bound now.
+    func checkAccount() throws(VaultError) {
+        guard try store.exists() else { return }  // a new vault: bound when its folder is made
+        if try account.standing() == .unbound { try bindAccount() }
+    }
+
+    /// Makes this user's folder when there is none, bound to this account, and (`marking`) protected.
+    func ensureStore(marking: Bool) throws(VaultError) {
+        let made = try !store.exists()
+        if made { try bindAccount() }
+        try store.ensure(marking: marking)
+        if made { try account.writeRecord(id: try boundID()) }
+    }
+
+    /// The id written to the home by `bindAccount`, for the folder's record.
+    private var homeIDWritten: String?
+
+    private func boundID() throws(VaultError) -> String {
+        guard let id = homeIDWritten ?? account.homeID() else {
+            throw .slot(.gateUnavailable("your account's id is missing from your home (\(account.homeFile)) right after it was written"))
+        }
+        return id
+    }
+
+    /// Puts this account's id in its home (kept when there is one already), as the user, with the gate's group
+    /// dropped: a home is the user's to shape, and nothing the group alone may reach is written there. A
+    /// folder that exists gets its record at once; a new one right after it is made (`ensureStore`).
+    func bindAccount() throws(VaultError) {
+        let id = account.homeID() ?? GateAccount.newID()
+        if account.homeID() == nil {
+            // The group drop is the whole process's (glibc applies it to every thread): the prepared work first.
+            _ = prepared?.value()
+            let raised = getegid()
+            guard setegid(getgid()) == 0 else { throw .slot(.gateUnavailable("it could not drop its group to write in your home")) }
+            let written = Result { () throws(VaultError) in try account.bindHome(id: id) }
+            guard setegid(raised) == 0 else { throw .slot(.gateUnavailable("it could not take its group back after writing in your home")) }
+            try written.get()
+        }
+        homeIDWritten = id
+        if try store.exists() { try account.writeRecord(id: id) }
+    }
+
     /// Before any gated request: the vault lock, then what every prompt needs.
     func admit() throws(VaultError) {
         if try vaultLock.isLocked() { throw .vaultLocked }
@@ -348,7 +399,7 @@ public final class GateSession {
 
     /// The audit log must take a line (fail closed: no line, no secret), and the rate limit must not block.
     func checkBeforePrompt() throws(VaultError) {
-        try store.ensure(marking: false)
+        try ensureStore(marking: false)
         try audit.checkWritable()
         try limiter.check()
     }

@@ -19,6 +19,8 @@ func runGate() -> Int32 {
         StartupChecks.refuse(.slot(.gateUnavailable("your user id \(getuid()) has no entry in the user database, so PAM cannot authenticate you")))
     }
     let store = GateStore(uid: getuid())
+    // The home from the user database (root's), never from the caller's environment.
+    let home = getpwuid(getuid()).flatMap { $0.pointee.pw_dir.map { String(cString: $0) } } ?? "/nonexistent"
     // Only now (the environment, descriptors and signals are the gate's own): what an authentication needs,
     // ahead of it, while the rest of the start goes on. Its thread is done before the process ends, however
     // it ends (exit's handlers never run beside it).
@@ -34,14 +36,13 @@ func runGate() -> Int32 {
             // user's own file (the gate runs as the user), with the group dropped while it looks: the user's
             // path is the user's to shape (symlinks into the store), and only what the user may read should be
             // read there.
-            let home = getpwuid(getuid()).flatMap { $0.pointee.pw_dir.map { String(cString: $0) } } ?? "/nonexistent"
             let raised = getegid()
             guard setegid(getgid()) == 0 else { throw .slot(.gateUnavailable("it could not drop its group to read your policy")) }
             let userPolicy = (try? Policy.loadIfPresent(configFolder: "\(home)/.config/vaultctl")) ?? nil
             guard setegid(raised) == 0 else { throw .slot(.gateUnavailable("it could not take its group back after reading your policy")) }
             return try RootPolicy.effective(user: userPolicy)
         }
-        let code = GateSession(store: store, user: user, machine: machine, policy: policy, tpm: configuration.tpm,
+        let code = GateSession(store: store, user: user, home: home, machine: machine, policy: policy, tpm: configuration.tpm,
                                expectsAuthentication: StartupChecks.authenticating, prepared: prepared).run()
         _ = prepared?.value()
         return code

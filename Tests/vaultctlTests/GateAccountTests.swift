@@ -1,0 +1,119 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// A deleted account's uid is given to the next account made, and `userdel -r` leaves `/var/lib/vaultctl/UID`:
+/// the gate binds that folder to the account (its name, and an id kept in its home), so the next account with
+/// the same uid gets nothing of the old one's: no value, no names, no log (issue 36, point 1). On a machine with
+/// the gate installed and a real PAM stack (`GateMachine`), with accounts made and deleted as an administrator
+/// would.
+@Suite(.serialized, .enabled(if: GateMachine.canRun, "needs root: a mount namespace, users and a set-group-ID file"))
+final class GateAccountTests {
+    static let shared = Result { try GateMachine.start() }
+    let m: GateMachine
+
+    init() throws {
+        m = try Self.shared.get()
+        m.reset()
+        m.asRoot("for u in erin frank; do userdel $u 2>/dev/null; rm -rf \(m.folder)/m/home/$u; done; true")
+    }
+
+    /// Makes `user` (password `USER-pw`) with a new home, with the uid given, as `useradd` would.
+    func makeAccount(_ user: String, uid: String? = nil) {
+        let made = m.asRoot("""
+            useradd \(uid.map { "-u \($0) " } ?? "")--no-create-home --home-dir \(m.home(user)) --shell /bin/bash \(user) && \
+            echo '\(user):\(user)-pw' | chpasswd && mkdir -p \(m.home(user)) && chown \(user):\(user) \(m.home(user)) && chmod 700 \(m.home(user))
+            """)
+        #expect(made.status == 0, "\(made)")
+    }
+
+    /// `userdel -r`: the account and its home go; /var/lib/vaultctl stays, as it does on Debian.
+    func deleteAccount(_ user: String) {
+        #expect(m.asRoot("userdel \(user) && rm -rf \(m.home(user))").status == 0)
+    }
+
+    func read(_ user: String, _ slot: String) -> ProcessResult {
+        m.run(user, ["read", slot, "--password-stdin"], stdin: .text("\(user)-pw\n"))
+    }
+
+    /// Every file and folder of the store: name, size, modification time (ns), and each file's digest.
+    var storeListing: String {
+        m.asRoot("find /var/lib/vaultctl -printf '%p %s %T@\\n' | sort; find /var/lib/vaultctl -type f -exec sha256sum {} + | sort").stdoutText
+    }
+
+    @Test func theNextAccountWithTheSameUidGetsNothingOfTheDeletedOnes() throws {
+        makeAccount("erin")
+        #expect(m.run("erin", ["store", "bank"], stdin: .text("erin's secret")).status == 0)
+        #expect(read("erin", "bank").stdoutText == "erin's secret")
+        let uid = m.uid("erin")
+        deleteAccount("erin")
+        let before = storeListing
+
+        // Another name, the same uid (Debian's useradd gives the freed uid to the next account).
+        makeAccount("frank", uid: uid)
+        #expect(m.uid("frank") == uid)
+        for args in [["read", "bank", "--password-stdin"], ["list"], ["status", "bank"], ["log"], ["store", "bank"]] {
+            let r = m.run("frank", args, stdin: .text("frank-pw\n"))
+            #expect(r.status == 77 && r.stdout.isEmpty, "\(args): \(r)")
+            #expect(r.stderr.contains("belongs to the account 'erin', not to 'frank'") && r.stderr.contains("sudo rm -r /var/lib/vaultctl/\(uid)"),
+                    "\(args): \(r)")
+            #expect(!r.stderr.contains("erin's secret"))
+        }
+        #expect(storeListing == before, "the refused commands changed the store")
+        deleteAccount("frank")
+
+        // The same name again, with a new home: the id the old home held is gone with it.
+        makeAccount("erin", uid: uid)
+        let again = read("erin", "bank")
+        #expect(again.status == 77 && again.stdout.isEmpty && again.stderr.contains("holds no vaultctl account id"), "\(again)")
+        // A link to the store's own record is not followed (the gate holds the store's group), nor is a link
+        // to the folder.
+        m.asRoot("mkdir -p \(m.home("erin"))/.local/share && ln -s /var/lib/vaultctl/\(uid) \(m.home("erin"))/.local/share/vaultctl && chown -R erin:erin \(m.home("erin"))/.local")
+        let linked = read("erin", "bank")
+        #expect(linked.status == 77 && linked.stdout.isEmpty, "\(linked)")
+        m.asRoot("rm \(m.home("erin"))/.local/share/vaultctl && mkdir -p \(m.home("erin"))/.local/share/vaultctl && ln -s /var/lib/vaultctl/\(uid)/account \(m.home("erin"))/.local/share/vaultctl/account && chown -R erin:erin \(m.home("erin"))/.local")
+        let fileLinked = read("erin", "bank")
+        #expect(fileLinked.status == 77 && fileLinked.stdout.isEmpty, "\(fileLinked)")
+        #expect(storeListing == before)
+
+        // Root retires the folder as the refusal says; the new account's vault starts empty and works.
+        #expect(m.asRoot("rm -r /var/lib/vaultctl/\(uid)").status == 0)
+        m.asRoot("rm -rf \(m.home("erin"))/.local")
+        let empty = read("erin", "bank")
+        #expect(empty.status != 0 && empty.stdout.isEmpty && !empty.stderr.contains("belongs to"), "\(empty)")
+        #expect(m.run("erin", ["store", "bank"], stdin: .text("new erin's")).status == 0)
+        #expect(read("erin", "bank").stdoutText == "new erin's")
+        deleteAccount("erin")
+    }
+
+    @Test func theAccountKeepsItsVaultAndItsIdInItsHome() throws {
+        #expect(m.run("alice", ["store", "mail"], stdin: .text("s3cret")).status == 0)
+        let uid = m.uid("alice")
+        let record = m.asRoot("cat /var/lib/vaultctl/\(uid)/account").stdoutText
+        let home = m.asRoot("stat -c '%U %a' \(m.home("alice"))/.local/share/vaultctl/account; cat \(m.home("alice"))/.local/share/vaultctl/account").stdoutText
+        let id = record.split(separator: "\n").first { $0.hasPrefix("id ") }.map { String($0.dropFirst(3)) } ?? "none"
+        #expect(record.hasPrefix("vaultctl-gate account 1\nuser alice\nid ") && id.count == 64, "\(record)")
+        #expect(home == "alice 600\nvaultctl account id 1 \(id)\n", "\(home)")
+        #expect(read("alice", "mail").stdoutText == "s3cret")
+
+        // A folder made by a gate from before the binding (no record) is bound to the account that runs it
+        // next, with the id its home holds.
+        m.asRoot("rm /var/lib/vaultctl/\(uid)/account")
+        #expect(read("alice", "mail").stdoutText == "s3cret")
+        #expect(m.asRoot("cat /var/lib/vaultctl/\(uid)/account").stdoutText == record)
+
+        // Its home restored without the id: refused, and root binds it again by giving the home the id back.
+        m.asRoot("rm -r \(m.home("alice"))/.local/share/vaultctl")
+        let lost = read("alice", "mail")
+        #expect(lost.status == 77 && lost.stderr.contains("bind it to this home again"), "\(lost)")
+        let idFile = "\(m.home("alice"))/.local/share/vaultctl/account"
+        m.asRoot("install -d -o alice -g alice -m 700 \(m.home("alice"))/.local/share/vaultctl && sed -n 's/^id /vaultctl account id 1 /p' /var/lib/vaultctl/\(uid)/account > \(idFile) && chown alice:alice \(idFile) && chmod 600 \(idFile)")
+        #expect(read("alice", "mail").stdoutText == "s3cret")
+        // A record that is not one is an error, never a vault given away.
+        m.asRoot("printf 'user alice\\n' > /var/lib/vaultctl/\(uid)/account && chown alice /var/lib/vaultctl/\(uid)/account && chmod 600 /var/lib/vaultctl/\(uid)/account")
+        let tampered = read("alice", "mail")
+        #expect(tampered.status == 65 && tampered.stdout.isEmpty, "\(tampered)")
+    }
+}
