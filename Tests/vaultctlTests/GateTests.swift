@@ -341,8 +341,46 @@ final class GateTests {
                 #expect(r.status == 77 && r.stderr.contains("device-key protect"), "\(slot): \(r)")
             }
         }
-        #expect(early.status == 0, "a store before protect's lock goes to the state folder and is moved: \(early)")
+        // A new secret never goes to the state folder while the gate is installed (issue 36, point 13): refused
+        // before protect's lock as after it.
+        #expect(early.status == 77 && early.stderr.contains("device-key protect"), "\(early)")
         #expect(!stateFiles.contains("slots/"), "nothing is left behind: \(stateFiles)")
+    }
+
+    /// A program running as alice, who never stored through the gate, plants a device key of its own in her
+    /// state folder, so that her vault looks like one from before the gate: no new secret goes there (it would
+    /// read it back with that key), and store says what to do. A real vault from before keeps its values.
+    @Test func aPlantedDeviceKeyGetsNoNewSecret() throws {
+        let planter = "\(m.home("alice"))/planter"
+        let planted = m.run("alice", ["store", "bait"], program: m.plainVaultctl, stdin: .text("x"),
+                            environment: ["XDG_STATE_HOME": "\(planter)/state", "XDG_CONFIG_HOME": "\(planter)/config"])
+        #expect(planted.status == 0, "\(planted)")
+        let state = "\(m.home("alice"))/.local/state/vaultctl"
+        let copy = m.run("alice", ["-c", "mkdir -p \(state) && chmod 700 \(state) && cp \(planter)/state/vaultctl/device.key \(state)/"], program: "/bin/sh")
+        #expect(copy.status == 0, "\(copy)")
+
+        let stored = store("alice", "bank", "s3cret")
+        #expect(stored.status == 77 && stored.stdout.isEmpty, "\(stored)")
+        #expect(stored.stderr.contains("slot 'bank' would be a new secret in your state folder") && stored.stderr.contains("vaultctl device-key protect"), "\(stored)")
+        #expect(!stateFiles.contains("slots/"), "\(stateFiles)")
+        let status = m.run("alice", ["status", "bank", "--json"])
+        #expect(status.stdoutText.contains("\"boundary\":\"not-in-effect\""), "\(status)")
+
+        // Moved behind the gate (the person's choice), the same store goes there.
+        let protect = m.run("alice", ["device-key", "protect", "--password-stdin"], stdin: .text("alice-pw\n"))
+        #expect(protect.status == 0, "\(protect)")
+        #expect(store("alice", "bank", "s3cret").status == 0)
+        #expect(!stateFiles.contains("device.key") && !stateFiles.contains("slots/"), "\(stateFiles)")
+        #expect(read("alice", "bank", password: "alice-pw").stdoutText == "s3cret")
+
+        // A real vault from before the gate: its values are read and replaced as before; a new one is refused.
+        m.reset()
+        vaultFromBeforeTheGate([("a", "aaa")])
+        let askpass = try m.script("alice-askpass", "echo alice-pw")
+        let replaced = store("alice", "a", "aaa2", askpass: askpass)
+        #expect(replaced.status == 0, "\(replaced)")
+        #expect(read("alice", "a", password: "alice-pw").stdoutText == "aaa2")
+        #expect(store("alice", "b", "bbb").status == 77)
     }
 
     /// Killed at the step-th write of vaultctl to a file (`write`: the marker, the state folder's files) and,
