@@ -167,15 +167,21 @@ struct InstallTests {
         try #require(install.status == 0, "\(install)")
         let installed = Self.files(under: "\(work)/root").filter { $0.hasSuffix("vaultctl.fish") }
         #expect(installed == ["/etc/fish/completions/vaultctl.fish"], "\(installed)")
+        // fish loads a command's completion only when the command is on PATH: the installed vaultctl is, first,
+        // as /usr/local/bin is in a user's login shell (not whatever vaultctl this machine may have).
+        let bin = "\(work)/root/usr/local/bin"
+        try #require(access("\(bin)/vaultctl", X_OK) == 0, "make install put vaultctl elsewhere: \(install)")
         var env = Fixtures.baseEnvironment
+        env["PATH"] = "\(bin):\(Paths.systemPATH)"
         env["XDG_DATA_DIRS"] = nil
         env["HOME"] = work
         let path = ProcessRunner.run(Paths.tool("fish"), ["--login", "-c", "printf '%s\\n' $fish_complete_path"], environment: env)
         #expect(path.status == 0 && path.stdoutText.split(separator: "\n").contains("/etc/fish/completions"), "\(path)")
-        // The file there completes (fish reads it as it would from that folder).
+        // The file there completes (fish reads it as it would from that folder, and only from there: no other
+        // vaultctl.fish can stand in for it), with the command's description (a file name would have none).
         let completes = ProcessRunner.run(Paths.tool("fish"), ["--no-config", "-c",
-            "set fish_complete_path \(work)/root/etc/fish/completions $fish_complete_path; complete -C 'vaultctl sta'"], environment: env)
-        #expect(completes.stdoutText.contains("status"), "\(completes)")
+            "set fish_complete_path \(work)/root/etc/fish/completions; complete -C 'vaultctl sta'"], environment: env)
+        #expect(completes.stdoutText.split(separator: "\n").contains { $0.hasPrefix("status\t") }, "\(completes)")
     }
 
     /// Without `make` first, install says so and copies nothing; it never builds (so `sudo make install`
