@@ -247,15 +247,16 @@ public final class GateSession {
             if !replaces, slot.holding(name) != .empty, !isGranted(name), storeOverAsks {
                 throw .changedMeanwhile(name)
             }
+            if !replaces { try checkRoomForNewSlot() }
             do { try slot.write(name, value) } catch {
                 log("store", name, "error", reason: Vault.reason(.slot(error)))
                 throw .slot(error)
             }
             log("store", name, replaces ? "replaced" : "ok")
             return Self.text("")
-        case .log(let limit):
+        case .log(let limit, let skip):
             guard try store.exists() else { return Self.text("") }
-            let entries = try audit.entries(limit: limit)
+            let entries = try audit.entries(limit: limit, skip: skip)
             // The newest lines that fit one answer.
             var lines: [String] = []
             var size = 0
@@ -306,6 +307,7 @@ public final class GateSession {
             guard let value = given else { throw .badInput("vaultctl-gate got no value after the import request") }
             let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
             defer { lock.release() }
+            if slot.holding(name) == .empty { try checkRoomForNewSlot() }
             do { try slot.write(name, value) } catch {
                 log("import", name, "error", reason: Vault.reason(.slot(error)))
                 throw .slot(error)
@@ -335,6 +337,28 @@ public final class GateSession {
             guard removed else { throw .slot(.empty(name)) }
             log("delete", name, "ok")
             return Self.text("")
+        }
+    }
+
+    /// The most slots, and bytes in slot files, one user's folder of the store holds: the store is on the
+    /// system's disk (`/var/lib`), and a program running as the user could otherwise fill it with stores that
+    /// need no password. 4,096 values of at most 64 KiB each, and 64 MiB in all.
+    static let maximumSlots = 4096
+    static let maximumSlotBytes = 64 * 1024 * 1024
+
+    /// Refuses (77) a new slot past either bound; called under the slots' lock.
+    func checkRoomForNewSlot() throws(VaultError) {
+        let folder = "\(store.folder)/slots"
+        let files: [String]
+        do { files = try SecureFile.privateFolderExists(folder) ? try SecureFile.entries(of: folder) : [] } catch { throw .slot(error) }
+        guard files.count < Self.maximumSlots else {
+            throw .refused("your protected vault holds \(files.count) slots, the most vaultctl-gate keeps for one user (the store is on the system's disk); delete some first")
+        }
+        var bytes = 0
+        var st = stat()
+        for file in files where lstat("\(folder)/\(file)", &st) == 0 { bytes += Int(st.st_size) }
+        guard bytes < Self.maximumSlotBytes else {
+            throw .refused("your protected vault's slots take \(bytes / 1024 / 1024) MiB, the most vaultctl-gate keeps for one user (the store is on the system's disk); delete some first")
         }
     }
 

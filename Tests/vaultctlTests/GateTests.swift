@@ -383,6 +383,25 @@ final class GateTests {
         #expect(store("alice", "b", "bbb").status == 77)
     }
 
+    /// The store is on the system's disk, and stores of new slots need no password: one user's folder takes
+    /// at most 4,096 slots and 64 MiB of slot files (issue 36, point 14). Values already there are still
+    /// replaced and read.
+    @Test func aUsersFolderHoldsABoundedNumberOfSlots() throws {
+        #expect(store("alice", "mail", "s3cret").status == 0)
+        let slots = "/var/lib/vaultctl/\(m.uid("alice"))/slots"
+        m.asRoot("cd \(slots) && for i in $(seq 1 4095); do : > f$i; done && chown alice f* && chmod 600 f*")
+        let full = store("alice", "one-more", "x")
+        #expect(full.status == 77 && full.stderr.contains("holds 4096 slots") && full.stderr.contains("delete some first"), "\(full)")
+        let askpass = try m.script("alice-askpass", "echo alice-pw")
+        #expect(store("alice", "mail", "s3cret2", askpass: askpass).status == 0)
+        #expect(read("alice", "mail", password: "alice-pw").stdoutText == "s3cret2")
+        m.asRoot("rm -f \(slots)/f* && truncate -s 64M \(slots)/big && chown alice \(slots)/big && chmod 600 \(slots)/big")
+        let large = store("alice", "one-more", "x")
+        #expect(large.status == 77 && large.stderr.contains("take 64 MiB"), "\(large)")
+        m.asRoot("rm -f \(slots)/big")
+        #expect(store("alice", "one-more", "x").status == 0)
+    }
+
     /// Killed at the step-th write of vaultctl to a file (`write`: the marker, the state folder's files) and,
     /// in a second round, at the step-th frame it sends the gate (`writev`): strace counts each system call
     /// on its own, so the two are separate rounds, each until the command is no longer reached by its kill.

@@ -30,8 +30,9 @@ public enum GateRequest: Equatable, Sendable {
     case importValue(SlotName)
     /// `device-key protect`, once every slot is in: from now on the vault is protected.
     case finishImport
-    /// The last lines (at most this many, and at most 64 KiB) of the gate's audit log: no prompt.
-    case log(Int)
+    /// The last lines (at most this many, and at most 64 KiB) of the gate's audit log, after leaving out the
+    /// newest `skip` (the lines an earlier answer gave): no prompt. `1 log N` is `skip` 0.
+    case log(Int, skip: Int = 0)
     /// What binds the gate's device key (`tpm2`, `machine-id`, or `none` yet), a tab, and the TPM the gate
     /// is configured with (a TCTI, or `none`): no prompt.
     case deviceKey
@@ -90,7 +91,7 @@ public enum GateRequest: Equatable, Sendable {
         case .holding(let n), .read(let n), .store(let n), .delete(let n), .importValue(let n): out += " \(n.rawValue)"
         case .authenticate(let scope, let reason): out += " \(scope.text) \(Self.clean(reason))"
         case .names, .lock, .unlock, .finishImport, .deviceKey, .recordFailure, .sealDeviceKey: break
-        case .log(let n): out += " \(n)"
+        case .log(let n, let skip): out += skip > 0 ? " \(n) \(skip)" : " \(n)"
         }
         return out
     }
@@ -111,11 +112,16 @@ public enum GateRequest: Equatable, Sendable {
         case ("record-failure", 2): return .recordFailure
         case ("seal-device-key", 2): return .sealDeviceKey
         case ("import", 3): return slot(2).map { .importValue($0) }
-        case ("log", 3):
-            let digits = words[2]
-            guard !digits.isEmpty, digits.count <= 6, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), digits.first != "0",
-                  let n = Int(digits), n <= 100_000 else { return nil }
-            return .log(n)
+        case ("log", 3), ("log", 4):
+            // Decimal, no sign and no leading zero: a count from 1 to 100,000; a skip from 1 to 1,000,000.
+            func number(_ digits: String, _ range: ClosedRange<Int>) -> Int? {
+                guard !digits.isEmpty, digits.count <= 7, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), digits.first != "0",
+                      let n = Int(digits), range.contains(n) else { return nil }
+                return n
+            }
+            guard let n = number(words[2], 1...100_000) else { return nil }
+            guard words.count == 4 else { return .log(n) }
+            return number(words[3], 1...1_000_000).map { .log(n, skip: $0) }
         case ("holding", 3): return slot(2).map { .holding($0) }
         case ("read", 3): return slot(2).map { .read($0) }
         case ("store", 3): return slot(2).map { .store($0) }

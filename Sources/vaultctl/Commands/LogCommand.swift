@@ -11,33 +11,60 @@ enum LogCommand {
             }
             limit = n
         }
-        // A protected vault's log is the gate's, which no program running as you can rewrite.
+        // A protected vault has two logs: the gate's (which no program running as you can rewrite) and the
+        // state folder's (commands that never reach the gate: the sync slot, supplies, refusals before it);
+        // shown together in time order, each line marked with where it came from.
         let client = try context.gateClient()
-        let entries: [AuditEntry]
+        var entries: [(entry: AuditEntry, source: String)]
         do throws(VaultError) {
+            let own = try context.audit.entries(limit: limit).map { (entry: $0, source: "user") }
             if let client {
-                let reply = try client.request(.log(limit))
-                entries = reply.withUnsafeBytes { AuditLog.parse($0) }
+                let gate = try gateEntries(client, limit: limit).map { (entry: $0, source: "gate") }
+                // Merged by time (UTC, one format, so text order is time order); at one second, the gate's first.
+                var merged: [(entry: AuditEntry, source: String)] = []
+                var (i, j) = (0, 0)
+                while i < gate.count || j < own.count {
+                    if j == own.count || (i < gate.count && gate[i].entry.time <= own[j].entry.time) {
+                        merged.append(gate[i]); i += 1
+                    } else {
+                        merged.append(own[j]); j += 1
+                    }
+                }
+                entries = Array(merged.suffix(limit))
             } else {
-                entries = try context.audit.entries(limit: limit)
+                entries = own
             }
         } catch { throw ErrorReport.failure(error) }
-        for e in entries {
+        let marked = client != nil
+        for (e, source) in entries {
             if args.has("json") {
                 let fields: [(String, String)] = [
                     ("time", JSON.string(e.time)), ("command", JSON.string(e.command)),
                     ("slot", e.slot.map(JSON.string) ?? "null"), ("origin", JSON.string(e.origin)),
                     ("result", JSON.string(e.result)), ("reason", e.reason.map(JSON.string) ?? "null"),
+                    ("source", JSON.string(source)),
                 ]
                 Output.out("{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}\n")
             } else {
-                var line = "\(e.time)  \(e.result.padding(7))  \(e.command)"
+                var line = "\(e.time)  \(marked ? "\(source.padding(4))  " : "")\(e.result.padding(7))  \(e.command)"
                 if let slot = e.slot { line += " \(slot)" }
                 line += "  (\(e.origin))"
                 if let reason = e.reason { line += "  \(reason)" }
                 Output.out(line + "\n")
             }
         }
+    }
+
+    /// The gate's newest `limit` lines, oldest first, in as many answers as they take (one answer holds 64 KiB).
+    static func gateEntries(_ client: GateClient, limit: Int) throws(VaultError) -> [AuditEntry] {
+        var out: [AuditEntry] = []
+        while out.count < limit {
+            let reply = try client.request(.log(limit - out.count, skip: out.count))
+            let page = reply.withUnsafeBytes { AuditLog.parse($0) }
+            if page.isEmpty { break }
+            out = page + out
+        }
+        return out
     }
 }
 

@@ -44,7 +44,7 @@ import Slots
         let requests: [GateRequest] = [.holding(mail), .names, .read(mail), .store(mail), .delete(mail),
                                        .authenticate(.none, reason: "unlock the vault"), .authenticate(.slots([mail]), reason: "read slot 'mail'"),
                                        .authenticate(.everySlot, reason: "move"), .authenticate(.slots([mail, try #require(SlotName("b.c"))]), reason: "x"),
-                                       .lock, .unlock, .importValue(mail), .finishImport, .log(1), .log(100000), .deviceKey, .recordFailure]
+                                       .lock, .unlock, .importValue(mail), .finishImport, .log(1), .log(100000), .log(50, skip: 600), .log(1, skip: 1_000_000), .deviceKey, .recordFailure]
         for r in requests { #expect(GateRequest.parse(r.text) == r, "\(r.text)") }
         #expect(GateRequest.parse("2 read mail") == nil)  // another version
         #expect(GateRequest.parse("1 read") == nil)
@@ -53,6 +53,10 @@ import Slots
         #expect(GateRequest.parse("1 names\n") == nil)
         #expect(GateRequest.parse("1 authenticate - ") == nil)
         #expect(GateRequest.parse("1 log 0") == nil && GateRequest.parse("1 log 100001") == nil && GateRequest.parse("1 log 07") == nil)
+        // A skip (the lines an earlier answer gave): 1 to 1,000,000, no zero, sign or leading zero; 0 is no skip.
+        #expect(GateRequest.parse("1 log 5 0") == nil && GateRequest.parse("1 log 5 01") == nil && GateRequest.parse("1 log 5 -1") == nil
+                && GateRequest.parse("1 log 5 1000001") == nil && GateRequest.parse("1 log 5 1 2") == nil && GateRequest.parse("1 log 5 ") == nil)
+        #expect(GateRequest.log(5, skip: 0).text == "1 log 5" && GateRequest.parse("1 log 5 7") == .log(5, skip: 7))
         // A reason's control characters never reach the gate's log or prompt.
         #expect(GateRequest.authenticate(.none, reason: "a\nb\u{1b}[2J").text == "1 authenticate - a b [2J")
         #expect(GateRequest.parse("1 authenticate a,,b x") == nil && GateRequest.parse("1 authenticate ../a x") == nil)
