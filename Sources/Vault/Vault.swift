@@ -18,16 +18,17 @@ public struct Vault: Sendable {
     /// Run under the change lock before every change: throws when no change may happen now (a vault being
     /// moved behind the gate, whose move holds the same lock while it lists and moves the slots).
     public let beforeChange: @Sendable () throws(VaultError) -> Void
-    /// Run under the change lock before a value is written to a device slot that holds none: throws when no
-    /// new secret may go to this device slot (a vault in the state folder while vaultctl-gate is installed
-    /// and would protect it: a new secret there would be readable by every program running as the user).
-    /// nil: every device slot takes new values.
-    public let newDeviceValue: (@Sendable (SlotName) throws(VaultError) -> Void)?
+    /// Run under the change lock before any value is written to the device slot (a first one or a
+    /// replacement): throws when no secret may be written there (a vault in the state folder while
+    /// vaultctl-gate is installed and would protect it: a value written there, replacement or not, is a new
+    /// secret readable by every program running as the user, under a key such a program may have put there).
+    /// nil: the device slot takes values.
+    public let beforeDeviceWrite: (@Sendable (SlotName) throws(VaultError) -> Void)?
 
     public init(device: any Slot, sync: any Slot, record: ModeRecord, gate: any PresenceGate, changeLock: String? = nil,
                 changeGates: @escaping @Sendable () throws(VaultError) -> ChangeGates = { .all },
                 beforeChange: @escaping @Sendable () throws(VaultError) -> Void = {},
-                newDeviceValue: (@Sendable (SlotName) throws(VaultError) -> Void)? = nil) {
+                beforeDeviceWrite: (@Sendable (SlotName) throws(VaultError) -> Void)? = nil) {
         self.device = device
         self.sync = sync
         self.record = record
@@ -35,7 +36,7 @@ public struct Vault: Sendable {
         self.changeLock = changeLock
         self.changeGates = changeGates
         self.beforeChange = beforeChange
-        self.newDeviceValue = newDeviceValue
+        self.beforeDeviceWrite = beforeDeviceWrite
     }
 
     /// Runs `body` holding the change lock (an exclusive `flock`), when there is one. Waits at most

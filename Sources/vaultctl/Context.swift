@@ -175,12 +175,13 @@ final class Context {
         }
         let (state, config, clock) = (locations.state, locations.config, clock)
         // A gate is installed and runs, and this vault's device key is in the state folder (from before the gate,
-        // or put there by another program running as you): its values keep working, but no new secret goes
-        // there, where every program running as you can read it, without the person moving the vault in first.
-        var newDeviceValue: (@Sendable (SlotName) throws(VaultError) -> Void)?
+        // or put there by another program running as you, with slot files beside it): its values are read,
+        // moved and removed as before, but no value is written there, a replacement included (a value written
+        // is a new secret, under a key such a program may hold), without the person moving the vault in first.
+        var beforeDeviceWrite: (@Sendable (SlotName) throws(VaultError) -> Void)?
         if case .none(_?, _?) = try protection() {
-            newDeviceValue = { (name) throws(VaultError) in
-                throw .refused("slot '\(name)' would be a new secret in your state folder (\(state)), where any program running as you can read it: vaultctl-gate is installed, and this vault's device key is there (from before the gate, or put there by another program). Run 'vaultctl device-key protect' to move the vault behind the gate first, or store it with '--mode sync'")
+            beforeDeviceWrite = { (name) throws(VaultError) in
+                throw .refused("slot '\(name)' would be written to your state folder (\(state)), where any program running as you can read it: vaultctl-gate is installed, and this vault's device key is there (from before the gate, or put there by another program). Run 'vaultctl device-key protect' to move the vault behind the gate first, or store it with '--mode sync'")
             }
         }
         // Judged when PAM starts, by the policy's ranges (the built-in ones if it cannot be read: the rate
@@ -216,7 +217,7 @@ final class Context {
                               throw .refused("this vault is being moved behind vaultctl-gate, or a move was interrupted; run 'vaultctl device-key protect' (again) to finish it, then this command")
                           }
                       },
-                      newDeviceValue: newDeviceValue)
+                      beforeDeviceWrite: beforeDeviceWrite)
         builtVault = v
         return v
     }

@@ -361,7 +361,16 @@ final class GateTests {
 
         let stored = store("alice", "bank", "s3cret")
         #expect(stored.status == 77 && stored.stdout.isEmpty, "\(stored)")
-        #expect(stored.stderr.contains("slot 'bank' would be a new secret in your state folder") && stored.stderr.contains("vaultctl device-key protect"), "\(stored)")
+        #expect(stored.stderr.contains("slot 'bank' would be written to your state folder") && stored.stderr.contains("vaultctl device-key protect"), "\(stored)")
+        // Nor over a slot file planted beside the key, with the replace prompt turned off in a policy the same
+        // program wrote (the attack on the first version of this: a replacement went through, exit 0).
+        let policy = "\(m.home("alice"))/.config/vaultctl"
+        let planted2 = m.run("alice", ["-c", "mkdir -p \(state)/slots \(policy) && chmod 700 \(state)/slots \(m.home("alice"))/.config \(policy) && : > \(state)/slots/bank && chmod 600 \(state)/slots/bank && printf '{\"version\": 1, \"gate\": {\"storeOver\": false}}' > \(policy)/policy.json && chmod 600 \(policy)/policy.json"], program: "/bin/sh")
+        #expect(planted2.status == 0, "\(planted2)")
+        let over = store("alice", "bank", "s3cret")
+        #expect(over.status == 77 && over.stderr.contains("would be written to your state folder"), "\(over)")
+        #expect(m.asRoot("stat -c %s \(state)/slots/bank").stdoutText == "0\n", "the planted file was written")
+        m.asRoot("rm -rf \(state)/slots \(policy)")
         #expect(!stateFiles.contains("slots/"), "\(stateFiles)")
         let status = m.run("alice", ["status", "bank", "--json"])
         #expect(status.stdoutText.contains("\"boundary\":\"not-in-effect\""), "\(status)")
@@ -373,14 +382,17 @@ final class GateTests {
         #expect(!stateFiles.contains("device.key") && !stateFiles.contains("slots/"), "\(stateFiles)")
         #expect(read("alice", "bank", password: "alice-pw").stdoutText == "s3cret")
 
-        // A real vault from before the gate: its values are read and replaced as before; a new one is refused.
+        // A real vault from before the gate: its values are read as before; no value is written there, a
+        // replacement neither (it cannot be told from a planted one), until it is moved behind the gate.
         m.reset()
         vaultFromBeforeTheGate([("a", "aaa")])
         let askpass = try m.script("alice-askpass", "echo alice-pw")
-        let replaced = store("alice", "a", "aaa2", askpass: askpass)
-        #expect(replaced.status == 0, "\(replaced)")
-        #expect(read("alice", "a", password: "alice-pw").stdoutText == "aaa2")
+        #expect(store("alice", "a", "aaa2", askpass: askpass).status == 77)
         #expect(store("alice", "b", "bbb").status == 77)
+        #expect(read("alice", "a", password: "alice-pw").stdoutText == "aaa")
+        #expect(m.run("alice", ["device-key", "protect", "--password-stdin"], stdin: .text("alice-pw\n")).status == 0)
+        #expect(store("alice", "a", "aaa2", askpass: askpass).status == 0)
+        #expect(read("alice", "a", password: "alice-pw").stdoutText == "aaa2")
     }
 
     /// The store is on the system's disk, and stores of new slots need no password: one user's folder takes

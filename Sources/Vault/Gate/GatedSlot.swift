@@ -18,7 +18,7 @@ extension Vault {
 
     func writeValue(_ mode: SlotMode, _ name: SlotName, _ secret: SecretBytes) throws(VaultError) {
         if let gated = slot(mode) as? any GatedSlot { return try gated.gatedWrite(name, secret) }
-        if mode == .device, let newDeviceValue, case .empty = device.holding(name) { try newDeviceValue(name) }
+        if mode == .device, let beforeDeviceWrite { try beforeDeviceWrite(name) }
         do { try slot(mode).write(name, secret) } catch { throw .slot(error) }
     }
 
