@@ -74,13 +74,15 @@ public struct GateAccount {
         return .bound
     }
 
-    /// Binds the folder to this account: the id in the home (written as the user, with the gate's group
-    /// dropped by the caller), then the record in the folder. An id already in the home is kept (the same
-    /// account's home, for a folder made again).
+    /// Puts `id` in the home (as the user, with the gate's group dropped by the caller), unless an id is there
+    /// already: created exclusively (a link), so of two gates binding at once the first one's id stays and the
+    /// other reads it back.
     func bindHome(id: String) throws(VaultError) {
         do {
             try SecureFile.ensurePrivateFolder(SecureFile.parent(of: homeFile))
-            try SecureFile.write(homeFile, Array("\(Self.homeHeader) \(id)\n".utf8))
+            _ = try Array("\(Self.homeHeader) \(id)\n".utf8).withTypedUnsafeBytes { (raw) throws(SlotError) -> Bool in
+                try SecureFile.write(homeFile, raw, exclusive: true)
+            }
         } catch {
             throw .slot(.gateUnavailable("vaultctl-gate keeps your account's id in your home (\(homeFile)), so that a later account with your user id cannot open your vault, and it could not write it: \(SlotErrorText.describe(error))"))
         }

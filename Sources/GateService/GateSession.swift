@@ -376,43 +376,52 @@ public final class GateSession {
     /// This user's folder is this account's (`GateAccount`): a folder from before the binding is bound now.
     func checkAccount() throws(VaultError) {
         guard try store.exists() else { return }  // a new vault: bound when its folder is made
-        if try account.standing() == .unbound { try bindAccount() }
+        if try account.standing() == .unbound { try account.writeRecord(id: try homeID()) }
+        accountBound = true
     }
 
-    /// Makes this user's folder when there is none, bound to this account, and (`marking`) protected.
+    /// Whether this exchange saw the folder's record name this account (or wrote it): until then nothing goes
+    /// into the folder.
+    private var accountBound = false
+
+    /// Makes this user's folder when there is none, bound to this account, and (`marking`) protected. The record
+    /// is the first thing in a new folder: one that cannot be written takes the folder away again, so no
+    /// secret ever lies in a folder that a later account with this uid could take as its own.
     func ensureStore(marking: Bool) throws(VaultError) {
-        let made = try !store.exists()
-        if made { try bindAccount() }
+        if !accountBound {
+            let id = try homeID()
+            let made = try !store.exists()
+            try store.ensure(marking: false)
+            do throws(VaultError) {
+                var needsRecord = made
+                if !made { needsRecord = try account.standing() == .unbound }
+                if needsRecord { try account.writeRecord(id: id) }
+            } catch {
+                if made { rmdir(store.folder) }  // empty: a write that fails removes its temporary file
+                throw error
+            }
+            accountBound = true
+        }
         try store.ensure(marking: marking)
-        if made { try account.writeRecord(id: try boundID()) }
     }
 
-    /// The id written to the home by `bindAccount`, for the folder's record.
-    private var homeIDWritten: String?
-
-    private func boundID() throws(VaultError) -> String {
-        guard let id = homeIDWritten ?? account.homeID() else {
-            throw .slot(.gateUnavailable("your account's id is missing from your home (\(account.homeFile)) right after it was written"))
+    /// This account's id in its home: the one there, or a new one put there. Written exclusively (a link, never
+    /// a replace), so two gates that bind at once agree on the id the first one wrote. Written as the user, with
+    /// the gate's group dropped: a home is the user's to shape, and nothing the group alone may reach is
+    /// written there.
+    func homeID() throws(VaultError) -> String {
+        if let id = account.homeID() { return id }
+        // The group drop is the whole process's (glibc applies it to every thread): the prepared work first.
+        _ = prepared?.value()
+        let raised = getegid()
+        guard setegid(getgid()) == 0 else { throw .slot(.gateUnavailable("it could not drop its group to write in your home")) }
+        let written = Result { () throws(VaultError) in try account.bindHome(id: GateAccount.newID()) }
+        guard setegid(raised) == 0 else { throw .slot(.gateUnavailable("it could not take its group back after writing in your home")) }
+        try written.get()
+        guard let id = account.homeID() else {
+            throw .slot(.gateUnavailable("your account's id is not readable in your home (\(account.homeFile)) right after it was written"))
         }
         return id
-    }
-
-    /// Puts this account's id in its home (kept when there is one already), as the user, with the gate's group
-    /// dropped: a home is the user's to shape, and nothing the group alone may reach is written there. A
-    /// folder that exists gets its record at once; a new one right after it is made (`ensureStore`).
-    func bindAccount() throws(VaultError) {
-        let id = account.homeID() ?? GateAccount.newID()
-        if account.homeID() == nil {
-            // The group drop is the whole process's (glibc applies it to every thread): the prepared work first.
-            _ = prepared?.value()
-            let raised = getegid()
-            guard setegid(getgid()) == 0 else { throw .slot(.gateUnavailable("it could not drop its group to write in your home")) }
-            let written = Result { () throws(VaultError) in try account.bindHome(id: id) }
-            guard setegid(raised) == 0 else { throw .slot(.gateUnavailable("it could not take its group back after writing in your home")) }
-            try written.get()
-        }
-        homeIDWritten = id
-        if try store.exists() { try account.writeRecord(id: id) }
     }
 
     /// Before any gated request: the vault lock, then what every prompt needs.

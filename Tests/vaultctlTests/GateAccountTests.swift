@@ -88,6 +88,38 @@ final class GateAccountTests {
         deleteAccount("erin")
     }
 
+    /// A folder's record is the first thing in it: a record that cannot be written (here the caller's
+    /// RLIMIT_FSIZE, between the home id's size and the record's) takes the folder away again, and no later
+    /// request of the same exchange stores into a folder without one (the attack on the first version of this
+    /// stored two secrets in an unbound folder, which the next account with the uid then took).
+    @Test func noSecretLiesInAFolderWithoutItsRecord() throws {
+        let value = "secretA"
+        let request = "1 store a"
+        let frames = String(repeating: "request \(request.utf8.count)\n\(request)secret \(value.utf8.count)\n\(value)", count: 3)
+        let r = m.run("alice", ["--fsize=100", "--", m.gate], program: "/usr/bin/prlimit", stdin: .text(frames))
+        #expect(!r.stdoutText.contains("ok 0"), "\(r)")
+        #expect(m.asRoot("ls -A /var/lib/vaultctl").stdoutText.isEmpty, "a folder was left: \(m.asRoot("ls -laR /var/lib/vaultctl").stdoutText)")
+        // Without the limit, the same requests bind the folder first and store.
+        let ok = m.run("alice", [m.gate], program: "/usr/bin/env", stdin: .text(frames))
+        #expect(ok.stdoutText.contains("ok 0"), "\(ok)")
+        #expect(m.asRoot("cat /var/lib/vaultctl/\(m.uid("alice"))/account").stdoutText.contains("user alice"))
+    }
+
+    /// Eight first stores at once agree on one id: the home's is created exclusively, so the record each writes
+    /// holds the one the first wrote (two ids, one in the record and one in the home, locked the account out).
+    @Test func firstStoresAtOnceAgreeOnTheAccountsId() async throws {
+        let m = self.m
+        let runs = await withTaskGroup(of: ProcessResult.self) { group in
+            for i in 0..<8 { group.addTask { m.run("alice", ["store", "s\(i)"], stdin: .text("v\(i)")) } }
+            var all: [ProcessResult] = []
+            for await r in group { all.append(r) }
+            return all
+        }
+        #expect(runs.allSatisfy { $0.status == 0 }, "\(runs.filter { $0.status != 0 })")
+        let list = m.run("alice", ["list"])
+        #expect(list.status == 0 && list.stdoutText.split(separator: "\n").count == 8, "\(list)")
+    }
+
     @Test func theAccountKeepsItsVaultAndItsIdInItsHome() throws {
         #expect(m.run("alice", ["store", "mail"], stdin: .text("s3cret")).status == 0)
         let uid = m.uid("alice")
