@@ -161,8 +161,12 @@ extension Vault {
         }
         // Only a key sealed by the TPM guarantees that no copy opens elsewhere; the machine id does not.
         let sealedByTPM = binding == DeviceKeyBinding.tpm2.rawValue
+        // "Not in the Secret Service" only when it answered so: a look that failed rules nothing out.
+        var syncAnswered = true
+        if case .unknown = inSync { syncAnswered = false }
         var message = sealedByTPM ? "Slot '\(name)' is sealed to this machine and cannot leave this device."
-                                  : "Slot '\(name)' is in the device slot on this machine, not in the Secret Service."
+                    : syncAnswered ? "Slot '\(name)' is in the device slot on this machine, not in the Secret Service."
+                                   : "Slot '\(name)' is in the device slot on this machine."
         if let b = binding { message += " " + Self.bindingText(b, gated: device is any GatedSlot) }
         if case .unknown(let e) = inSync {
             message += " A copy in the Secret Service is not ruled out: it could not be asked (\(Self.reason(e)))."

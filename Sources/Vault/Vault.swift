@@ -250,6 +250,10 @@ public struct Vault: Sendable {
         if case .unknown(let error) = inSync {
             if !removed { throw .couldNotLook(name, error) }
             try record.set(name, nil)
+            // Said only to someone who uses the sync slot (the record names a sync slot): for everyone else,
+            // without a bus, a line on every delete about a keyring they never used.
+            let usesSync = recorded == .sync || ((try? record.load().values.contains(.sync)) ?? true)
+            guard usesSync else { return StoreOutcome(warning: nil) }
             return StoreOutcome(warning: "the device copy is deleted, but the Secret Service could not be asked (\(Self.reason(error))); a copy there, if any, is still there")
         }
         try record.set(name, nil)
@@ -280,5 +284,11 @@ public struct Vault: Sendable {
         }
         entries.sort { ($0.name, $0.mode.rawValue) < ($1.name, $1.mode.rawValue) }
         return (entries, syncError, listing)
+    }
+
+    /// Whether the mode record names any slot as stored in the sync slot (true when it cannot be read): a
+    /// Secret Service that cannot be asked is then worth a word.
+    public func recordNamesSyncSlots() -> Bool {
+        (try? record.load().values.contains(.sync)) ?? true
     }
 }

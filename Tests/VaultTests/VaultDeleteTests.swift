@@ -67,10 +67,27 @@ import Slots
         try f.given(api, recordedAs: .device)
         f.sync.unavailable = .serviceUnavailable("no session bus")
 
-        try f.vault.delete(api)
+        let outcome = try f.vault.delete(api)
 
         #expect(f.device.value(of: api) == nil)
         #expect(try f.record.mode(of: api) == nil)
+        // Nobody who never used the sync slot is told about a keyring that could not be asked.
+        #expect(outcome.warning == nil, "\(outcome.warning ?? "")")
+    }
+
+    @Test func deleteWithTheSyncSlotUnreachableSaysSoToSomeoneWhoUsesIt() throws {
+        let other = try #require(SlotName("other"))
+        f.device.seed(api, "from device")
+        try f.given(api, recordedAs: .device)
+        try f.given(other, recordedAs: .sync)
+        f.sync.unavailable = .serviceUnavailable("no session bus")
+
+        let outcome = try f.vault.delete(api)
+
+        #expect(outcome.warning?.contains("the Secret Service could not be asked (no session bus)") == true, "\(outcome.warning ?? "")")
+        #expect(f.vault.recordNamesSyncSlots())
+        try f.given(other, recordedAs: .device)
+        #expect(!f.vault.recordNamesSyncSlots())
     }
 
     @Test func deleteWhenDeviceIsEmptyAndSyncUnreachableCouldNotLook() throws {

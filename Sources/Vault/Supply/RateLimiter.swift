@@ -47,6 +47,15 @@ public struct RateLimiter: Sendable {
         return until
     }
 
+    /// How many more failures the limit takes before it blocks, and until when the oldest counted one keeps
+    /// counting (nil when none does): for the warning before the block.
+    public func failuresLeft() throws(VaultError) -> (left: Int, until: Double?) {
+        let doc = try file.load()
+        let now = clock.now()
+        let recent = doc.failures.filter { now - $0 < Double(policy.windowSeconds) && $0 <= now }
+        return (max(0, policy.failures - recent.count), recent.min().map { $0 + Double(policy.windowSeconds) })
+    }
+
     /// Throws `.blocked` while blocked.
     public func check() throws(VaultError) {
         if let until = try blockedUntil() { throw .blocked(until: until, now: clock.now()) }
@@ -263,6 +272,11 @@ public struct RateLimitedGate: PresenceGate {
         do { until = try limiter.endAttempt(failed: failed) } catch { throw unrecorded }
         if case .authenticationFailed(let why)? = failure, let until {
             throw .authenticationFailedAndBlocked(why, until: until)
+        }
+        // The failure before the block says so (sudo says how many tries were wrong, pam_faillock how many are
+        // left): a person who knows can stop and look before being shut out for the block's length.
+        if case .authenticationFailed(let why)? = failure, let (left, until) = try? limiter.failuresLeft(), left == 1, let until {
+            throw .authenticationFailed("\(why). One more failure before \(TimeText.localClock(until)) blocks gated commands for \(TimeText.duration(Double(limiter.policy.blockSeconds)))")
         }
         if let failure { throw failure }
     }

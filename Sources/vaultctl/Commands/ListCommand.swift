@@ -33,7 +33,9 @@ enum ListCommand {
         for place in listing.sync.lockedPlaces {
             Output.message("warning: the Secret Service collection '\(place)' is locked; a provider may hide a locked collection's items, so sync slots kept there may be missing from this list (unlock it and list again).")
         }
-        if let e = listing.syncError {
+        // Only to someone whose record names a sync slot: without a bus, everyone else would get this line
+        // about a keyring they never used on every list (--json says it always, in syncError).
+        if let e = listing.syncError, vault.recordNamesSyncSlots() {
             Output.message("warning: sync slots not listed: \(SlotErrorText.describe(e))")
         }
     }

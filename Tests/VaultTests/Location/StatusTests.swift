@@ -131,6 +131,15 @@ import Slots
         #expect(status.state == .onThisDevice)
         #expect(status.mode == .device)
         #expect(status.message.contains("no Secret Service provider"))
+        // It never says "not in the Secret Service" and then that a copy there is not ruled out.
+        #expect(!status.message.contains("not in the Secret Service") && status.message.contains("not ruled out"), "\(status.message)")
+    }
+
+    @Test func statusSaysNotInTheSecretServiceOnlyWhenItAnsweredSo() throws {
+        f.device.seed(api, "from device")
+        try f.given(api, recordedAs: .device)
+        let status = try f.vault.status(api)
+        #expect(status.message.contains("not in the Secret Service") && !status.message.contains("not ruled out"), "\(status.message)")
     }
 
     @Test func statusIsUnknownWhenTheRecordedSyncSlotCannotBeAskedAndTheDeviceHoldsAnOlderCopy() throws {

@@ -38,6 +38,18 @@ import Slots
         #expect(try limiter.blockedUntil() == until)
     }
 
+    /// The failure before the block says so, and when the oldest failure stops counting; the first does not.
+    @Test func theFailureBeforeTheBlockSaysOneMoreBlocks() throws {
+        let inner = FakeGate(passes: false, log: log)
+        let (gate, _) = gate(inner)
+        let first = thrownError { () throws(VaultError) in try gate.verify(reason: "r") }
+        if case .authenticationFailed(let why)? = first { #expect(!why.contains("One more failure"), "\(why)") } else { Issue.record("\(String(describing: first))") }
+        clock.advance(60)
+        let second = thrownError { () throws(VaultError) in try gate.verify(reason: "r") }
+        guard case .authenticationFailed(let why)? = second else { Issue.record("\(String(describing: second))"); return }
+        #expect(why.contains("One more failure before \(TimeText.localClock(clock.now() - 60 + 300)) blocks gated commands for 5 min"), "\(why)")
+    }
+
     @Test func afterTheBlockThePersonIsAskedAgain() throws {
         let inner = FakeGate(passes: false, log: log)
         let (gate, _) = gate(inner)
