@@ -62,7 +62,7 @@ enum LockCommand {
             try? context.keyringLockRecord.clear()
             Output.message("the vault is unlocked, and so is the Secret Service collection '\(collection.label)'.")
         } catch {
-            Output.message("the vault is unlocked; the Secret Service collection '\(collection.label)' that 'vaultctl lock' locked is still locked: \(SlotErrorText.describe(error)) Unlock it from your desktop, or without one with \"printf '%s' PASSWORD | gnome-keyring-daemon --unlock --components=secrets\"; 'vaultctl unlock' tries again.")
+            Output.message("the vault is unlocked; the Secret Service collection '\(collection.label)' that 'vaultctl lock' locked is still locked: \(SlotErrorText.describe(error)) Unlock it from your desktop or in the provider ('vaultctl unlock' tries again), or, \(KeyringUnlockAdvice.lead) \(KeyringUnlockAdvice.here)")
         }
     }
 }
