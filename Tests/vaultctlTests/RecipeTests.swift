@@ -37,6 +37,8 @@ struct RecipeTests {
         try #require(store.status == 0, "store ssh-key failed: \(store)", sourceLocation: sourceLocation)
 
         let wrapper = "\(sb.home)/.local/bin/vaultctl-askpass-ssh"
+        // A fresh account has no ~/.local/bin: the recipe makes it (issue 36, point 11).
+        #expect(!Paths.exists("\(sb.home)/.local/bin"), sourceLocation: sourceLocation)
         let write = try sb.shell(try Recipe.usingBuiltBinary(Recipe.sshWrapper), overriding: [:],
                                  sourceLocation: sourceLocation)
         try #require(write.status == 0, "the wrapper line failed: \(write)", sourceLocation: sourceLocation)

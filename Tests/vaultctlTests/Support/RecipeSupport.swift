@@ -8,9 +8,9 @@ import Testing
 /// text itself (to prove the recipe is still shown as tested), the built binary in place of `vaultctl`, a
 /// private `ssh-agent`, and a way to find and stop the `gnome-keyring-daemon` a `--replace` started.
 enum Recipe {
-    /// The ssh-add recipe, first line: write the askpass wrapper.
+    /// The ssh-add recipe, first line: write the askpass wrapper (into `~/.local/bin`, made if missing).
     static let sshWrapper =
-        #"printf '#!/bin/sh\nexec vaultctl askpass ssh-key -- "$@"\n' > ~/.local/bin/vaultctl-askpass-ssh; chmod +x ~/.local/bin/vaultctl-askpass-ssh"#
+        #"mkdir -p ~/.local/bin; printf '#!/bin/sh\nexec vaultctl askpass ssh-key -- "$@"\n' > ~/.local/bin/vaultctl-askpass-ssh; chmod +x ~/.local/bin/vaultctl-askpass-ssh"#
     /// The ssh-add recipe, second line: add the key, its passphrase from the wrapper.
     static let sshAdd = "SSH_ASKPASS=~/.local/bin/vaultctl-askpass-ssh SSH_ASKPASS_REQUIRE=force ssh-add ~/.ssh/id_ed25519"
 
@@ -193,8 +193,6 @@ extension Sandbox {
     /// returns the key's fingerprint line as `ssh-keygen -l` prints it.
     func makeSSHKey(passphrase: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         mkdir("\(home)/.ssh", 0o700)
-        mkdir("\(home)/.local", 0o700)
-        mkdir("\(home)/.local/bin", 0o700)
         let key = "\(home)/.ssh/id_ed25519"
         let gen = ProcessRunner.run(Paths.tool("ssh-keygen"), [
             "-q", "-t", "ed25519", "-N", passphrase, "-C", "recipe-\(getpid())", "-f", key,
