@@ -132,6 +132,9 @@ final class Context {
             builtProtection = p
             return p
         } catch {
+            // An installed gate binds the device slot to the machine id at its start: a machine without one
+            // is said as such, with how to make one.
+            guard MachineSetup.hasMachineID else { throw MachineSetup.noMachineID }
             throw ErrorReport.failure(error)
         }
     }
@@ -166,10 +169,7 @@ final class Context {
             return v
         }
         // Unprotected: the device slot is bound here (the gate binds its own), and PAM runs in this process.
-        let machine: MachineIdentity
-        do { machine = try MachineIdentity.current() } catch {
-            throw CommandFailure(code: .config, message: "\(SlotErrorText.describe(error)) vaultctl binds device slots to it.")
-        }
+        let machine = try MachineSetup.identity()
         guard let user = PAMGate.invokingUser() else {
             throw CommandFailure(code: .config, message: "Your user id has no entry in the user database, so PAM cannot authenticate you.")
         }

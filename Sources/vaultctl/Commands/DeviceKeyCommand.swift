@@ -128,10 +128,7 @@ extension DeviceKeyCommand {
         case .none:
             throw CommandFailure(code: .unavailable, message: "vaultctl-gate is not installed beside vaultctl (../libexec/vaultctl/vaultctl-gate); 'sudo make install' installs it, with its group and store.")
         }
-        let machine: MachineIdentity
-        do { machine = try MachineIdentity.current() } catch {
-            throw CommandFailure(code: .config, message: "\(SlotErrorText.describe(error)) vaultctl binds device slots to it.")
-        }
+        let machine = try MachineSetup.identity()
         let state = context.locations.state
         let userSide = SealedFileSlot(folder: state, machine: machine, tpm: TPMChoice.fromEnvironment())
         let outcome: GateImport.Outcome

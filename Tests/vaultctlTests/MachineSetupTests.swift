@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// Issue 36, point 11: a machine that is not set up as vaultctl needs says what is missing and what an
+/// administrator does about it, through the gate and without it (`GateMachine`): no machine id (a
+/// container).
+@Suite(.serialized, .enabled(if: GateMachine.canRun, "needs root: a mount namespace, users and a set-group-ID file"))
+final class MachineSetupTests {
+    static let shared = Result { try GateMachine.start() }
+    let m: GateMachine
+
+    /// The two paths: through the gate, and the same binary with no gate beside it.
+    enum Path: String, CaseIterable { case gate, unprotected }
+
+    init() throws {
+        m = try Self.shared.get()
+        m.reset()
+        m.asRoot("printf 'auth required pam_unix.so nodelay\\naccount required pam_unix.so\\n' > /etc/pam.d/vaultctl; rm -rf /etc/vaultctl")
+    }
+
+    func vaultctl(_ path: Path) -> String { path == .gate ? m.vaultctl : m.plainVaultctl }
+
+    func log(_ path: Path) -> String {
+        path == .gate ? m.gateLog("alice") : m.asRoot("cat \(m.home("alice"))/.local/state/vaultctl/audit.log 2>/dev/null").stdoutText
+    }
+
+    /// No `/etc/machine-id` and no `/var/lib/dbus/machine-id` (both overlays of this machine): 78, and how to
+    /// make one; with one made, the same command works.
+    @Test(arguments: Path.allCases)
+    func noMachineIDIs78WithHowToMakeOne(_ path: Path) throws {
+        let saved = "\(m.folder)/machine-id.saved"
+        m.asRoot("cp /etc/machine-id \(saved)")
+        defer { m.asRoot("cp \(saved) /etc/machine-id && chmod 444 /etc/machine-id") }
+        let removed = m.asRoot("rm -f /etc/machine-id /var/lib/dbus/machine-id && ! test -e /etc/machine-id")
+        try #require(removed.status == 0, "\(removed)")
+
+        for args in [["store", "mail"], ["read", "mail"]] {
+            let r = m.run("alice", args, program: vaultctl(path), stdin: .text("s3cret"))
+            #expect(r.status == 78 && r.stdout.isEmpty, "\(args): \(r)")
+            #expect(r.stderr.contains("no machine id") && r.stderr.contains("'systemd-machine-id-setup'")
+                    && r.stderr.contains("'dbus-uuidgen --ensure=/etc/machine-id'"), "\(args): \(r.stderr)")
+        }
+        // Each remedy as printed (one on each path), then the store works.
+        let remedy = path == .gate ? "systemd-machine-id-setup" : "dbus-uuidgen --ensure=/etc/machine-id"
+        let made = m.asRoot("\(remedy) && test -s /etc/machine-id")
+        try #require(made.status == 0, "\(made)")
+        let stored = m.run("alice", ["store", "mail"], program: vaultctl(path), stdin: .text("s3cret"))
+        #expect(stored.status == 0, "\(stored)")
+    }
+}
