@@ -6,7 +6,7 @@ import Testing
 
 /// Issue 36, point 11: a machine that is not set up as vaultctl needs says what is missing and what an
 /// administrator does about it, through the gate and without it (`GateMachine`): no machine id (a
-/// container).
+/// container), a security-key stack without its mappings file.
 @Suite(.serialized, .enabled(if: GateMachine.canRun, "needs root: a mount namespace, users and a set-group-ID file"))
 final class MachineSetupTests {
     static let shared = Result { try GateMachine.start() }
@@ -49,5 +49,34 @@ final class MachineSetupTests {
         try #require(made.status == 0, "\(made)")
         let stored = m.run("alice", ["store", "mail"], program: vaultctl(path), stdin: .text("s3cret"))
         #expect(stored.status == 0, "\(stored)")
+    }
+
+    /// The security-key stacks as shipped, without root's `/etc/vaultctl/u2f_mappings`: the words name the
+    /// missing file and how to enrol a key, not a missing reader or key. The counting is as before: nothing
+    /// asked, nothing counted; after a password (password-and-key), a failure as any after an answer.
+    @Test(arguments: Path.allCases)
+    func aSecurityKeyStackWithoutItsMappingsFileSaysHowToEnrol(_ path: Path) throws {
+        try #require(m.asRoot("ls /usr/lib/*/security/pam_u2f.so").status == 0, "libpam-u2f is not installed ('make deps')")
+        #expect(m.run("alice", ["store", "mail"], program: vaultctl(path), stdin: .text("s3cret")).status == 0)
+        m.asRoot("cp \(Paths.repositoryRoot)/policy/pam.d/vaultctl-security-key /etc/pam.d/vaultctl")
+
+        let r = m.run("alice", ["read", "mail"], program: vaultctl(path), timeout: .seconds(40))
+        #expect(r.status == 78 && r.stdout.isEmpty, "\(r)")
+        #expect(r.stderr.contains("/etc/vaultctl/u2f_mappings (pam_u2f), and that file is missing"), "\(r.stderr)")
+        #expect(r.stderr.contains("sudo sh -c 'pamu2fcfg -u alice >> /etc/vaultctl/u2f_mappings'"), "\(r.stderr)")
+        #expect(!r.stderr.contains("no reader or key"), "\(r.stderr)")
+        #expect(!log(path).contains("\"result\":\"failed\""), "nothing counted: \(log(path))")
+
+        m.asRoot("cp \(Paths.repositoryRoot)/policy/pam.d/vaultctl-password-and-key /etc/pam.d/vaultctl")
+        let both = m.run("alice", ["read", "mail", "--password-stdin"], program: vaultctl(path), stdin: .text("alice-pw\n"),
+                         timeout: .seconds(40))
+        #expect(both.status == 77 && both.stdout.isEmpty, "\(both)")
+        #expect(both.stderr.contains("that file is missing") && both.stderr.contains("pamu2fcfg -u alice"), "\(both.stderr)")
+        #expect(log(path).contains("\"result\":\"failed\""), "counted as any failure after a password: \(log(path))")
+
+        // With the file there (a key for someone else), the words are the stack's usual ones again.
+        m.asRoot("cp \(Paths.repositoryRoot)/policy/pam.d/vaultctl-security-key /etc/pam.d/vaultctl && mkdir -p /etc/vaultctl && echo 'bob:x,y,es256,+presence' > /etc/vaultctl/u2f_mappings")
+        let other = m.run("alice", ["read", "mail"], program: vaultctl(path), timeout: .seconds(40))
+        #expect(!other.stderr.contains("that file is missing"), "\(other)")
     }
 }

@@ -149,6 +149,11 @@ public struct PAMGate: AnswerReportingGate {
             throw .authenticationFailed("PAM did not authenticate '\(user)' after a password was given (\(failure.conversationReason))")
         }
         if let failure = context.failure { throw failure }
+        if context.answered && rc == PAM_AUTHINFO_UNAVAIL, PAMStack.read()?.missingKeyMappings() != nil {
+            // A password, then pam_u2f with no key mappings file: counted as any failure after an answer is;
+            // only the words say what is missing.
+            throw .authenticationFailed("PAM did not authenticate '\(user)' after a password was given (\(text)): \(PAMStack.keyMappingsRemedy(user: user))")
+        }
         // Any failed authentication after a password was given counts as a wrong guess, whatever PAM's code:
         // no error path may give a guesser free tries.
         if context.answered || rc == PAM_AUTH_ERR || rc == PAM_USER_UNKNOWN || rc == PAM_MAXTRIES
@@ -166,9 +171,13 @@ public struct PAMGate: AnswerReportingGate {
             // unused, or timed out): a guess was judged, so it counts.
             throw .authenticationFailed("PAM refused to authenticate '\(user)' after a failed try (\(text))")
         }
-        if rc == PAM_AUTHINFO_UNAVAIL && !context.showed && !context.answered,
-           let devices = PAMStack.read()?.factors.filter({ $0 != "password" }), !devices.isEmpty {
-            // A module for a device said nothing and gave up: it found no reader or key (or no fprintd).
+        if rc == PAM_AUTHINFO_UNAVAIL && !context.showed && !context.answered, let stack = PAMStack.read(),
+           case let devices = stack.factors.filter({ $0 != "password" }), !devices.isEmpty {
+            // A module for a device said nothing and gave up: it found no reader or key (or no fprintd), or,
+            // for pam_u2f, the stack's key mappings file is missing (the words differ, nothing else).
+            if stack.missingKeyMappings() != nil {
+                throw .authenticationUnavailable("\(PAMStack.keyMappingsRemedy(user: user)) (\(text)); nothing was counted")
+            }
             throw .authenticationUnavailable("the PAM stack asks for a \(devices.joined(separator: " and ")), and PAM could not reach one (no reader or key, or fprintd not running for a fingerprint): \(text); nothing was counted")
         }
         if rc == PAM_AUTHINFO_UNAVAIL && context.showed && !context.answered {

@@ -19,6 +19,8 @@ public struct PAMStack: Sendable, Equatable {
         public let control: String
         public let module: String
         public let factor: String?
+        /// The module's arguments as written (`authfile=/etc/vaultctl/u2f_mappings`, `cue`).
+        public var arguments: [String] = []
     }
 
     /// The service file read (`/etc/pam.d/vaultctl`, else `/usr/lib/pam.d/vaultctl`, else `other`'s).
@@ -104,8 +106,23 @@ public struct PAMStack: Sendable, Equatable {
             }
             var module = String(words[2].split(separator: "/").last ?? "")
             if module.hasSuffix(".so") { module.removeLast(3) }
-            auth.append(Entry(control: control, module: module, factor: factorOfModule[module]))
+            auth.append(Entry(control: control, module: module, factor: factorOfModule[module], arguments: Array(words.dropFirst(3))))
         }
+    }
+
+    /// The root-owned key mappings file the shipped security-key stacks name (`pam_u2f authfile=`).
+    public static let keyMappingsFile = "/etc/vaultctl/u2f_mappings"
+
+    /// `keyMappingsFile` when an auth line names `pam_u2f` with it as its `authfile=` and it does not exist:
+    /// pam_u2f then knows no key for anyone and gives up as it does for a missing key.
+    public func missingKeyMappings(exists: (String) -> Bool = { access($0, F_OK) == 0 }) -> String? {
+        let named = auth.contains { $0.module == "pam_u2f" && $0.arguments.contains("authfile=\(Self.keyMappingsFile)") }
+        return named && !exists(Self.keyMappingsFile) ? Self.keyMappingsFile : nil
+    }
+
+    /// What to do about a missing `keyMappingsFile`, for `user`.
+    public static func keyMappingsRemedy(user: String) -> String {
+        "the PAM stack asks for a security key from \(keyMappingsFile) (pam_u2f), and that file is missing, so no key is enrolled for anyone: enrol yours as root with the key plugged in, sudo sh -c 'pamu2fcfg -u \(user) >> \(keyMappingsFile)' (Debian: pamu2fcfg; touch the key when it blinks), or copy another stack over /etc/pam.d/vaultctl"
     }
 
     /// A relative name is looked up as libpam does: beside the service files.

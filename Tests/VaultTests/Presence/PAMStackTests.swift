@@ -33,7 +33,32 @@ import Testing
             #expect(stack.factors == factors, "\(file): \(stack)")
             #expect(stack.file == "\(etc)/vaultctl")
         }
-        #expect(read()?.auth.last == PAMStack.Entry(control: "required", module: "pam_u2f", factor: "security key"))
+        #expect(read()?.auth.last == PAMStack.Entry(control: "required", module: "pam_u2f", factor: "security key",
+                                                    arguments: ["authfile=/etc/vaultctl/u2f_mappings", "cue"]))
+    }
+
+    /// Issue 36, point 11: the words for a security-key stack whose root-owned mappings file is missing, and
+    /// only for a stack that names pam_u2f with that file.
+    @Test func aMissingKeyMappingsFileIsNamedOnlyForAStackThatNamesIt() throws {
+        let missing: (String) -> Bool = { _ in false }
+        let present: (String) -> Bool = { _ in true }
+        try write("\(etc)/vaultctl", "auth required pam_u2f.so authfile=/etc/vaultctl/u2f_mappings cue\n")
+        #expect(try #require(read()).missingKeyMappings(exists: missing) == "/etc/vaultctl/u2f_mappings")
+        #expect(try #require(read()).missingKeyMappings(exists: present) == nil)
+        // Included from another file, after a password: still named.
+        try write("\(etc)/key", "auth required /usr/lib/x86_64-linux-gnu/security/pam_u2f.so authfile=/etc/vaultctl/u2f_mappings\n")
+        try write("\(etc)/vaultctl", "auth required pam_unix.so\nauth include key\n")
+        #expect(try #require(read()).missingKeyMappings(exists: missing) == "/etc/vaultctl/u2f_mappings")
+        // Another file, the per-user default, or another module: not this remedy.
+        for stack in ["auth required pam_u2f.so authfile=/etc/u2f_mappings\n", "auth required pam_u2f.so cue\n",
+                      "auth required pam_unix.so authfile=/etc/vaultctl/u2f_mappings\n"] {
+            try write("\(etc)/vaultctl", stack)
+            #expect(try #require(read()).missingKeyMappings(exists: missing) == nil, "\(stack)")
+        }
+        let words = PAMStack.keyMappingsRemedy(user: "alice")
+        #expect(words.contains("/etc/vaultctl/u2f_mappings") && words.contains("is missing"), "\(words)")
+        #expect(words.contains("sudo sh -c 'pamu2fcfg -u alice >> /etc/vaultctl/u2f_mappings'") && words.contains("Debian: pamu2fcfg"), "\(words)")
+        #expect(!words.contains("no reader or key"), "\(words)")
     }
 
     @Test func includesSubstacksControlsAndContinuationsAreFollowed() throws {
@@ -48,7 +73,7 @@ import Testing
             """)
         let stack = try #require(read())
         #expect(stack.auth == [
-            PAMStack.Entry(control: "sufficient", module: "pam_fprintd", factor: "fingerprint"),
+            PAMStack.Entry(control: "sufficient", module: "pam_fprintd", factor: "fingerprint", arguments: ["max-tries=1"]),
             PAMStack.Entry(control: "[success=done new_authtok_reqd=done default=ignore]", module: "pam_unix", factor: "password"),
             PAMStack.Entry(control: "required", module: "pam_something_else", factor: nil),
         ])
