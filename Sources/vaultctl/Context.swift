@@ -135,7 +135,12 @@ final class Context {
             // An installed gate binds the device slot to the machine id at its start: a machine without one
             // is said as such, with how to make one.
             guard MachineSetup.hasMachineID else { throw MachineSetup.noMachineID }
-            throw ErrorReport.failure(error)
+            var failure = ErrorReport.failure(error)
+            if case .slot(.gateUnavailable) = error, let path = GateClient.installedPath(),
+               let remedy = MachineSetup.gateModeRemedy(path: path) {
+                failure = CommandFailure(code: failure.code, message: "\(failure.message) \(remedy)")
+            }
+            throw failure
         }
     }
 

@@ -6,7 +6,7 @@ import Testing
 
 /// Issue 36, point 11: a machine that is not set up as vaultctl needs says what is missing and what an
 /// administrator does about it, through the gate and without it (`GateMachine`): no machine id (a
-/// container), a security-key stack without its mappings file.
+/// container), a security-key stack without its mappings file, a gate that lost its set-group-ID mode.
 @Suite(.serialized, .enabled(if: GateMachine.canRun, "needs root: a mount namespace, users and a set-group-ID file"))
 final class MachineSetupTests {
     static let shared = Result { try GateMachine.start() }
@@ -78,5 +78,29 @@ final class MachineSetupTests {
         m.asRoot("cp \(Paths.repositoryRoot)/policy/pam.d/vaultctl-security-key /etc/pam.d/vaultctl && mkdir -p /etc/vaultctl && echo 'bob:x,y,es256,+presence' > /etc/vaultctl/u2f_mappings")
         let other = m.run("alice", ["read", "mail"], program: vaultctl(path), timeout: .seconds(40))
         #expect(!other.stderr.contains("that file is missing"), "\(other)")
+    }
+
+    /// The gate without its set-group-ID mode (what an administrator who removed the package's override
+    /// gets): 69 for everyone, with the command that puts the mode back, `dpkg-statoverride` for the
+    /// package's gate; running it makes vaultctl work again.
+    @Test func aGateWithoutItsModeSaysHowToPutItBack() throws {
+        defer { m.asRoot("chown root:vaultctl \(m.gate) && chmod 2755 \(m.gate); rm -f /var/lib/dpkg/info/vaultctl.list") }
+        try #require(m.asRoot("chmod 0755 \(m.gate)").status == 0)
+
+        let r = m.run("alice", ["store", "mail"], stdin: .text("s3cret"))
+        #expect(r.status == 69, "\(r)")
+        #expect(r.stderr.contains("An administrator gives the gate its mode back with 'sudo chown root:vaultctl \(m.gate) && sudo chmod 2755 \(m.gate)'"), "\(r.stderr)")
+
+        // Installed by the package (dpkg's list names the gate): the override.
+        m.asRoot("mkdir -p /var/lib/dpkg/info && printf '/.\\n\(m.gate)\\n' > /var/lib/dpkg/info/vaultctl.list")
+        let package = m.run("alice", ["store", "mail"], stdin: .text("s3cret"))
+        #expect(package.status == 69, "\(package)")
+        let remedy = "sudo dpkg-statoverride --update --add root vaultctl 2755 \(m.gate)"
+        #expect(package.stderr.contains("'\(remedy)'"), "\(package.stderr)")
+
+        // The remedy's effect (dpkg-statoverride --update sets exactly this owner and mode), and it works again.
+        m.asRoot("chown root:vaultctl \(m.gate) && chmod 2755 \(m.gate)")
+        let again = m.run("alice", ["store", "mail"], stdin: .text("s3cret"))
+        #expect(again.status == 0, "\(again)")
     }
 }
