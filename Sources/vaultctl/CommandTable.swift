@@ -234,12 +234,13 @@ enum CommandTable {
                 Without vaultctl-gate: the state folder's log ($XDG_STATE_HOME/vaultctl/audit.log): every command \
                 that reads, stores, moves, deletes or hands out a secret, locks or unlocks, and each refusal, with its \
                 time, slot, origin and result. With the gate, two logs in time order, each line marked: 'gate' lines are \
-                vaultctl-gate's own (every authentication, device-slot read, store and delete, lock, unlock and the \
-                gate's refusals), which no program running as you can change; 'user' lines are the state folder's \
-                (the same commands as vaultctl saw them, and what never reaches the gate: the sync slot, supplies, \
-                askpass, send and receive), which any program running as you can edit. Each log keeps two generations \
-                of 1 MiB, and the failures and refusals of older ones (audit.kept, its newest 1 MiB). Never a secret or \
-                its length. --json adds "source".
+                vaultctl-gate's own (every answered authentication, device-slot read, store and delete, lock, unlock \
+                and the gate's refusals), which no program running as you can change; 'user' lines are the state \
+                folder's (the same commands as vaultctl saw them, and what never reaches the gate: the sync slot, \
+                supplies, askpass, send and receive), which any program running as you can edit; --limit N is each \
+                log's newest N, and a 'user' line stamped later than now is not shown. Each log keeps two generations \
+                of 1 MiB, and the failures and refusals of older ones (audit.kept, its newest 1 MiB, failures kept \
+                longest). Never a secret or its length. --json adds "source".
                 """,
                 positionals: 0...0,
                 options: [.flag("json", "print JSON lines"), .value("limit", "N", "show the newest N entries (default 50)")],

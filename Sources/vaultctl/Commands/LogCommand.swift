@@ -13,26 +13,37 @@ enum LogCommand {
         }
         // A protected vault has two logs: the gate's (which no program running as you can rewrite) and the
         // state folder's (commands that never reach the gate: the sync slot, supplies, refusals before it);
-        // shown together in time order, each line marked with where it came from.
+        // shown together in time order, each line marked with where it came from. The limit is each log's:
+        // the state folder's lines are any program's of yours to write, so however many it writes, and
+        // whatever time it stamps them with, the gate's newest lines are all shown.
         let client = try context.gateClient()
         var entries: [(entry: AuditEntry, source: String)]
-        do throws(VaultError) {
-            let own = try context.audit.entries(limit: limit).map { (entry: $0, source: "user") }
-            if let client {
-                let gate = try gateEntries(client, limit: limit).map { (entry: $0, source: "gate") }
-                // Merged by time (UTC, one format, so text order is time order); at one second, the gate's first.
-                var merged: [(entry: AuditEntry, source: String)] = []
-                var (i, j) = (0, 0)
-                while i < gate.count || j < own.count {
-                    if j == own.count || (i < gate.count && gate[i].entry.time <= own[j].entry.time) {
-                        merged.append(gate[i]); i += 1
-                    } else {
-                        merged.append(own[j]); j += 1
-                    }
+        reading: do throws(VaultError) {
+            guard let client else {
+                entries = try context.audit.entries(limit: limit).map { (entry: $0, source: "user") }
+                break reading
+            }
+            let gate = try gateEntries(client, limit: limit).map { (entry: $0, source: "gate") }
+            var own: [(entry: AuditEntry, source: String)] = []
+            do throws(VaultError) { own = try context.audit.entries(limit: limit).map { (entry: $0, source: "user") } } catch {
+                Output.message("warning: your state folder's log is not shown: \(ErrorReport.failure(error).message)")
+            }
+            // A line stamped later than now was not written by vaultctl: not shown, and said.
+            let now = TimeText.iso8601(context.clock.now() + 60)
+            let future = own.filter { $0.entry.time > now }.count
+            if future > 0 {
+                own.removeAll { $0.entry.time > now }
+                Output.message("warning: \(future) line\(future == 1 ? "" : "s") of your state folder's log \(future == 1 ? "is" : "are") stamped later than now; not shown (a program running as you can write that log).")
+            }
+            // Merged by time (UTC, one format, so text order is time order); at one second, the gate's first.
+            entries = []
+            var (i, j) = (0, 0)
+            while i < gate.count || j < own.count {
+                if j == own.count || (i < gate.count && gate[i].entry.time <= own[j].entry.time) {
+                    entries.append(gate[i]); i += 1
+                } else {
+                    entries.append(own[j]); j += 1
                 }
-                entries = Array(merged.suffix(limit))
-            } else {
-                entries = own
             }
         } catch { throw ErrorReport.failure(error) }
         let marked = client != nil
