@@ -69,30 +69,53 @@ public struct AuditLog: Sendable {
     }
 
     /// Carries the failures and refusals of the generation about to be dropped to `audit.kept` (under the
-    /// log's lock), trimming that file to its newest `rotateAt` bytes with a line that says how many it dropped.
+    /// log's lock), keeping that file under `rotateAt` bytes: refusals and errors go first (a program can make
+    /// those without a password), then the oldest failures, and a first line says how many went in all.
     private func keepFailures(of old: String, now: String) throws(SlotError) {
         guard let bytes = try SecureFile.readPublic(old, maximumCount: AuditLog.rotateAt * 2) else { return }
-        var carried: [UInt8] = []
+        let carried = Self.keptLines(bytes).filter { Self.keptResults.contains($0.entry.result) }
+        guard !carried.isEmpty else { return }
+        var lines = Self.keptLines((try SecureFile.readPublic(keptPath, maximumCount: AuditLog.rotateAt * 3)) ?? []) + carried
+        // A note an earlier trim left: its count goes into the next one.
+        var dropped = 0
+        lines.removeAll { line in
+            guard line.entry.result == "trimmed" else { return false }
+            dropped += Int(line.entry.reason?.prefix { $0.isNumber } ?? "") ?? 0
+            return true
+        }
+        var size = lines.reduce(0) { $0 + $1.bytes.count }
+        for pass in ["refused-or-error", "failed"] where size > AuditLog.rotateAt {
+            var kept: [(entry: AuditEntry, bytes: [UInt8])] = []
+            for line in lines {
+                let droppable = pass == "failed" || line.entry.result != "failed"
+                if size > AuditLog.rotateAt && droppable {
+                    size -= line.bytes.count
+                    dropped += 1
+                } else {
+                    kept.append(line)
+                }
+            }
+            lines = kept
+        }
+        var out: [UInt8] = []
+        if dropped > 0 {
+            // Stamped with the first kept line's time, so the file stays in time order.
+            let note = AuditEntry(time: lines.first?.entry.time ?? now, command: "log", slot: nil, origin: "vaultctl", result: "trimmed",
+                                  reason: "\(dropped) older lines of refusals and failures were dropped here (refusals first) to keep audit.kept under \(AuditLog.rotateAt / 1024) KiB")
+            out = AuditLog.line(note)
+        }
+        for line in lines { out += line.bytes }
+        try SecureFile.write(keptPath, out)
+    }
+
+    /// Each line of `bytes` that is an entry, with its bytes (newline included).
+    private static func keptLines(_ bytes: [UInt8]) -> [(entry: AuditEntry, bytes: [UInt8])] {
         bytes.withUnsafeBytes { raw in
-            for line in raw.split(separator: 0x0A) {
-                guard let e = try? AuditEntry(jsonBytes: UnsafeRawBufferPointer(rebasing: line)), Self.keptResults.contains(e.result) else { continue }
-                carried += line
-                carried.append(0x0A)
+            raw.split(separator: 0x0A).compactMap { line -> (entry: AuditEntry, bytes: [UInt8])? in
+                guard let e = try? AuditEntry(jsonBytes: UnsafeRawBufferPointer(rebasing: line)) else { return nil }
+                return (e, Array(line) + [0x0A])
             }
         }
-        guard !carried.isEmpty else { return }
-        let kept = (try SecureFile.readPublic(keptPath, maximumCount: AuditLog.rotateAt * 3)) ?? []
-        var all = kept + carried
-        if all.count > AuditLog.rotateAt {
-            // The newest whole lines that fit, after a line saying how many went.
-            var start = all.count - AuditLog.rotateAt
-            while start < all.count && all[start - 1] != 0x0A { start += 1 }
-            let dropped = all[..<start].reduce(0) { $1 == 0x0A ? $0 + 1 : $0 }
-            let note = AuditEntry(time: now, command: "log", slot: nil, origin: "vaultctl", result: "trimmed",
-                                  reason: "\(dropped) older lines of failures and refusals were dropped here to keep audit.kept under \(AuditLog.rotateAt / 1024) KiB")
-            all = AuditLog.line(note) + Array(all[start...])
-        }
-        try SecureFile.write(keptPath, all)
     }
 
     /// The newest `limit` entries, oldest first, from the log and, when it holds fewer, the generation

@@ -8,7 +8,7 @@ import Testing
     let folder = TemporaryFolder()
 
     func entry(_ i: Int, _ result: String) -> AuditEntry {
-        AuditEntry(time: String(format: "2026-12-07T10:%02d:%02dZ", (i / 60) % 60, i % 60), command: "store", slot: "s\(i)",
+        AuditEntry(time: String(format: "2026-12-07T%02d:%02d:%02dZ", i / 3600, (i / 60) % 60, i % 60), command: "store", slot: "s\(i)",
                    origin: "local session", result: result, reason: result == "ok" ? nil : "try \(i)")
     }
 
@@ -40,10 +40,24 @@ import Testing
         let old = (0..<9_000).map { i in String(decoding: AuditLog.line(entry(i, "failed")), as: UTF8.self) }.joined()
         try old.write(toFile: "\(folder.path)/audit.kept", atomically: true, encoding: .utf8)
         chmod("\(folder.path)/audit.kept", 0o600)
-        for i in 0..<20_000 { try log.append(entry(i, i % 2 == 0 ? "failed" : "ok")) }
+        for i in 9_000..<29_000 { try log.append(entry(i, i % 2 == 0 ? "failed" : "ok")) }
         let kept = try #require(try? Data(contentsOf: URL(fileURLWithPath: "\(folder.path)/audit.kept")))
         #expect(kept.count <= AuditLog.rotateAt + 512, "\(kept.count)")
-        let first = try #require(kept.withUnsafeBytes { AuditLog.parse($0) }.first)
-        #expect(first.result == "trimmed" && first.reason?.contains("older lines of failures and refusals were dropped") == true, "\(first)")
+        let entries = kept.withUnsafeBytes { AuditLog.parse($0) }
+        let first = try #require(entries.first)
+        #expect(first.result == "trimmed" && first.reason?.contains("older lines of refusals and failures were dropped") == true, "\(first)")
+        #expect(entries.map(\.time) == entries.map(\.time).sorted(), "the kept file stays in time order")
+    }
+
+    /// Refusals (which a program can make without a password) go before failures when the kept file is full.
+    @Test func refusalsArePushedOutBeforeFailures() throws {
+        let log = AuditLog(folder: folder.path)
+        try log.append(entry(0, "failed"))
+        // Generations full of refusals, far more than audit.kept holds.
+        for i in 1..<40_000 { try log.append(entry(i, "refused")) }
+        let all = try log.entries(limit: 1_000_000)
+        #expect(all.contains { $0.slot == "s0" && $0.result == "failed" }, "the failure was pushed out by refusals")
+        let trimmed = try #require(all.first { $0.result == "trimmed" })
+        #expect(Int(trimmed.reason?.prefix { $0.isNumber } ?? "") ?? 0 > 1000, "\(trimmed)")
     }
 }
