@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "TPMSealing", dependencies: ["Slots", "CTSS2"]),
         .executableTarget(name: "vaultctl-tpm", dependencies: ["TPMSealing", "Slots", "Vault"]),
         // The set-group-ID gate (docs/gate.md): the protected store's only door. No Foundation, no D-Bus.
-        .target(name: "GateService", dependencies: ["Vault", "Slots"]),
+        .target(name: "GateService", dependencies: ["Vault", "Slots", "CSystem"]),
         .executableTarget(name: "vaultctl-gate", dependencies: ["GateService", "Vault", "Slots", "CSystem"]),
         .testTarget(name: "SlotsTests", dependencies: ["Slots"]),
         .testTarget(name: "VaultTests", dependencies: ["Vault", "Slots"]),

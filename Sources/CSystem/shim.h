@@ -25,3 +25,13 @@ static inline int vaultctl_spawn_closefrom(void *actions, int from) {
 #include <unistd.h>
 static inline unsigned long vaultctl_at_secure(void) { return getauxval(AT_SECURE); }
 static inline int vaultctl_close_from(unsigned int from) { return (int)syscall(SYS_close_range, from, ~0U, 0); }
+
+/* The birth time of `path` (a final link not followed) in nanoseconds since the epoch, or -1 when the file
+   system keeps none or the call fails: statx(2), which glibc declares only under _GNU_SOURCE. */
+#include <linux/stat.h>
+static inline long long vaultctl_birth_time(const char *path) {
+    struct statx st;
+    if (syscall(SYS_statx, AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &st) != 0) return -1;
+    if (!(st.stx_mask & STATX_BTIME)) return -1;
+    return (long long)st.stx_btime.tv_sec * 1000000000LL + st.stx_btime.tv_nsec;
+}

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystem
 import Slots
 import Vault
 
@@ -17,7 +18,10 @@ import Vault
 /// next account) has the old account's files anyway, as with every keyring kept in a home.
 ///
 /// A folder made by a gate from before this binding has no `account`: the first gate run for it binds it to
-/// the account that runs it (docs/gate.md says so).
+/// the account that runs it, unless the account's home was made after the folder (an account made after the
+/// folder is not the one that made it; where the file systems keep birth times), and docs/gate.md says so.
+///
+/// Not `Sendable`: made and used by the gate's main thread only.
 public struct GateAccount {
     /// The record's name in the user's folder of the store.
     static let recordName = "account"
@@ -64,14 +68,31 @@ public struct GateAccount {
             throw .slot(.tampered(path: recordPath, detail: "it is not an account record of vaultctl-gate"))
         }
         guard record.user == user else {
-            throw .refused("the protected vault of user id \(uid) (\(folder)) belongs to the account '\(record.user)', not to '\(user)': an account that was deleted, whose user id was given to yours. vaultctl-gate will not open it for you; \(Self.remedy(uid: uid))")
+            throw .refused("the protected vault of user id \(uid) (\(folder)) belongs to the account '\(record.user)', not to '\(user)': an account deleted (its user id given to yours) or renamed. vaultctl-gate will not open it for you; if you were renamed from '\(record.user)', root can bind it to your name (docs/gate.md, \"Accounts\"), else \(Self.remedy(uid: uid))")
         }
-        let homeID = HomeFile.read(home: home, components: Self.homePath, uid: uid).flatMap(Self.parseHome)
-        guard let homeID, Self.sameID(homeID, record.id) else {
-            let found = homeID == nil ? "holds no vaultctl account id (\(homeFile))" : "holds another account id (\(homeFile))"
-            throw .refused("the protected vault of user id \(uid) (\(folder)) was made for an account '\(user)' whose home held its account id, and this home \(found): it may belong to an earlier account with your name and user id. vaultctl-gate will not open it; if it is yours (your home was restored or made again), ask root to bind it to this home again, else \(Self.remedy(uid: uid))")
+        let found: String
+        switch HomeFile.read(home: home, components: Self.homePath, uid: uid) {
+        case .bytes(let raw):
+            if let id = Self.parseHome(raw), Self.sameID(id, record.id) { return .bound }
+            found = Self.parseHome(raw) == nil ? "holds something else than a vaultctl account id" : "holds another account id"
+        case .missing:
+            found = "holds no vaultctl account id"
+        case .other(let what):
+            found = "holds no vaultctl account id there (\(what))"
+        case .unreadable(let why):
+            // Not a stranger's home: one that cannot be read now (not mounted, not the user's). Nothing to retire.
+            throw .slot(.gateUnavailable("vaultctl-gate could not read your account's id in your home (\(homeFile): \(why)): is your home mounted, and that file yours? It keeps your vault from a later account with your user id, so the vault stays closed until it can be read"))
         }
-        return .bound
+        throw .refused("the protected vault of user id \(uid) (\(folder)) was made for an account '\(user)' whose home held its account id, and this home \(found) (\(homeFile)): it may belong to an earlier account with your name and user id. vaultctl-gate will not open it; if it is yours (your home was restored or made again), root can give your home its id back (docs/gate.md, \"Accounts\"), else \(Self.remedy(uid: uid))")
+    }
+
+    /// Refuses (77) to bind a folder without a record to an account whose home was made after the folder:
+    /// that account did not make it (an earlier one with this uid did, and was deleted before vaultctl bound
+    /// folders). Where either file system keeps no birth time, nothing is refused.
+    func checkMayBind() throws(VaultError) {
+        let folderBorn = vaultctl_birth_time(folder), homeBorn = vaultctl_birth_time(home)
+        guard folderBorn >= 0, homeBorn >= 0, homeBorn > folderBorn else { return }
+        throw .refused("the protected vault of user id \(uid) (\(folder)) was made before your home (\(home)) and names no account: it may be an earlier account's with your user id, deleted before vaultctl bound vaults to accounts. vaultctl-gate will not open it; if it is yours (your home was made again), root can bind it to you (docs/gate.md, \"Accounts\"), else \(Self.remedy(uid: uid))")
     }
 
     /// Puts `id` in the home (as the user, with the gate's group dropped by the caller), unless an id is there
@@ -90,7 +111,8 @@ public struct GateAccount {
 
     /// The id this home holds already, if any (read as `standing` reads it).
     func homeID() -> String? {
-        HomeFile.read(home: home, components: Self.homePath, uid: uid).flatMap(Self.parseHome)
+        if case .bytes(let raw) = HomeFile.read(home: home, components: Self.homePath, uid: uid) { return Self.parseHome(raw) }
+        return nil
     }
 
     /// Writes the folder's record (the gate's group, in its own folder).
@@ -143,34 +165,5 @@ public struct GateAccount {
         var d: UInt8 = 0
         for i in 0..<x.count { d |= x[i] ^ y[i] }
         return d == 0
-    }
-}
-
-/// A small file under a home, read by the gate without following any symbolic link on the way: each folder
-/// is opened from the one before with `O_NOFOLLOW`, so no link the user made can lead the gate (which holds
-/// the store's group) into the store. Only a regular file of `uid`'s, 4 KiB at most, is read.
-enum HomeFile {
-    static func read(home: String, components: [String], uid: uid_t) -> [UInt8]? {
-        var fd = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        for (i, name) in components.enumerated() {
-            let last = i == components.count - 1
-            let next = openat(fd, name, (last ? O_RDONLY | O_NONBLOCK : O_RDONLY | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC)
-            close(fd)
-            guard next >= 0 else { return nil }
-            fd = next
-        }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == uid, st.st_size <= 4096 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
-        var used = 0
-        while used < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + used, $0.count - used) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            used += n
-        }
-        return Array(bytes[0..<used])
     }
 }

@@ -376,7 +376,10 @@ public final class GateSession {
     /// This user's folder is this account's (`GateAccount`): a folder from before the binding is bound now.
     func checkAccount() throws(VaultError) {
         guard try store.exists() else { return }  // a new vault: bound when its folder is made
-        if try account.standing() == .unbound { try account.writeRecord(id: try homeID()) }
+        if try account.standing() == .unbound {
+            try account.checkMayBind()
+            try account.writeRecord(id: try homeID())
+        }
         accountBound = true
     }
 
@@ -394,7 +397,10 @@ public final class GateSession {
             try store.ensure(marking: false)
             do throws(VaultError) {
                 var needsRecord = made
-                if !made { needsRecord = try account.standing() == .unbound }
+                if !made, try account.standing() == .unbound {
+                    try account.checkMayBind()
+                    needsRecord = true
+                }
                 if needsRecord { try account.writeRecord(id: id) }
             } catch {
                 if made { rmdir(store.folder) }  // empty: a write that fails removes its temporary file
@@ -413,11 +419,7 @@ public final class GateSession {
         if let id = account.homeID() { return id }
         // The group drop is the whole process's (glibc applies it to every thread): the prepared work first.
         _ = prepared?.value()
-        let raised = getegid()
-        guard setegid(getgid()) == 0 else { throw .slot(.gateUnavailable("it could not drop its group to write in your home")) }
-        let written = Result { () throws(VaultError) in try account.bindHome(id: GateAccount.newID()) }
-        guard setegid(raised) == 0 else { throw .slot(.gateUnavailable("it could not take its group back after writing in your home")) }
-        try written.get()
+        try GroupDrop.asUser("write in your home") { () throws(VaultError) in try account.bindHome(id: GateAccount.newID()) }
         guard let id = account.homeID() else {
             throw .slot(.gateUnavailable("your account's id is not readable in your home (\(account.homeFile)) right after it was written"))
         }

@@ -36,10 +36,9 @@ func runGate() -> Int32 {
             // user's own file (the gate runs as the user), with the group dropped while it looks: the user's
             // path is the user's to shape (symlinks into the store), and only what the user may read should be
             // read there.
-            let raised = getegid()
-            guard setegid(getgid()) == 0 else { throw .slot(.gateUnavailable("it could not drop its group to read your policy")) }
-            let userPolicy = (try? Policy.loadIfPresent(configFolder: "\(home)/.config/vaultctl")) ?? nil
-            guard setegid(raised) == 0 else { throw .slot(.gateUnavailable("it could not take its group back after reading your policy")) }
+            let userPolicy = try GroupDrop.asUser("read your policy") { () throws(VaultError) -> Policy? in
+                (try? Policy.loadIfPresent(configFolder: "\(home)/.config/vaultctl")) ?? nil
+            }
             return try RootPolicy.effective(user: userPolicy)
         }
         let code = GateSession(store: store, user: user, home: home, machine: machine, policy: policy, tpm: configuration.tpm,

@@ -186,7 +186,7 @@ final class Context {
         var beforeDeviceWrite: (@Sendable (SlotName) throws(VaultError) -> Void)?
         if case .none(_?, _?) = try protection() {
             beforeDeviceWrite = { (name) throws(VaultError) in
-                throw .refused("slot '\(name)' would be written to your state folder (\(state)), where any program running as you can read it: vaultctl-gate is installed, and this vault's device key is there (from before the gate, or put there by another program). Run 'vaultctl device-key protect' to move the vault behind the gate first, or store it with '--mode sync'")
+                throw .refused("slot '\(name)' would be written to your state folder (\(state)), where any program running as you can read it: vaultctl-gate is installed, and this vault's device key is there (from before the gate, or put there by another program). Run 'vaultctl device-key protect' to move the vault behind the gate first, or keep it in the sync slot ('--mode sync', '--to sync')")
             }
         }
         // Judged when PAM starts, by the policy's ranges (the built-in ones if it cannot be read: the rate

@@ -52,27 +52,31 @@ import Testing
 
         try FileManager.default.createDirectory(atPath: "\(home)/.local/share/vaultctl", withIntermediateDirectories: true)
         try "vaultctl account id 1 \(id)\n".write(toFile: "\(home)/.local/share/vaultctl/account", atomically: true, encoding: .utf8)
-        #expect(HomeFile.read(home: home, components: path, uid: uid).flatMap(GateAccount.parseHome) == id)
-        #expect(HomeFile.read(home: home, components: path, uid: uid + 1) == nil, "another user's file is not read")
+        #expect(HomeFile.read(home: home, components: path, uid: uid) == .bytes(Array("vaultctl account id 1 \(id)\n".utf8)))
+        #expect(HomeFile.read(home: home, components: path, uid: uid + 1) == .other("it is owned by uid \(uid)"), "another user's file is not read")
 
         // The file a link, then each folder on the way a link.
         try FileManager.default.removeItem(atPath: "\(home)/.local/share/vaultctl/account")
         symlink("\(elsewhere)/vaultctl/account", "\(home)/.local/share/vaultctl/account")
-        #expect(HomeFile.read(home: home, components: path, uid: uid) == nil)
+        #expect(HomeFile.read(home: home, components: path, uid: uid) == .other("'account' is a symbolic link"))
         try FileManager.default.removeItem(atPath: "\(home)/.local/share/vaultctl")
         symlink("\(elsewhere)/vaultctl", "\(home)/.local/share/vaultctl")
-        #expect(HomeFile.read(home: home, components: path, uid: uid) == nil)
+        #expect(HomeFile.read(home: home, components: path, uid: uid) == .other("'vaultctl' is not a folder (a link is not followed)"))
         try FileManager.default.removeItem(atPath: "\(home)/.local")
         try FileManager.default.createDirectory(atPath: "\(elsewhere)/share", withIntermediateDirectories: true)
         symlink("\(elsewhere)/vaultctl", "\(elsewhere)/share/vaultctl")
         symlink(elsewhere, "\(home)/.local")
-        #expect(HomeFile.read(home: home, components: path, uid: uid) == nil)
+        #expect(HomeFile.read(home: home, components: path, uid: uid) == .other("'.local' is not a folder (a link is not followed)"))
         // A folder where the file should be, and a file too large, are not read either.
         try FileManager.default.removeItem(atPath: "\(home)/.local")
         try FileManager.default.createDirectory(atPath: "\(home)/.local/share/vaultctl/account", withIntermediateDirectories: true)
-        #expect(HomeFile.read(home: home, components: path, uid: uid) == nil)
+        #expect(HomeFile.read(home: home, components: path, uid: uid) == .other("it is not a regular file"))
         try FileManager.default.removeItem(atPath: "\(home)/.local/share/vaultctl/account")
         try String(repeating: "x", count: 5000).write(toFile: "\(home)/.local/share/vaultctl/account", atomically: true, encoding: .utf8)
-        #expect(HomeFile.read(home: home, components: path, uid: uid) == nil)
+        #expect(HomeFile.read(home: home, components: path, uid: uid) == .other("it is larger than 4 KiB"))
+        // Nothing there, and a home that cannot be opened.
+        try FileManager.default.removeItem(atPath: "\(home)/.local")
+        #expect(HomeFile.read(home: home, components: path, uid: uid) == .missing)
+        if case .unreadable = HomeFile.read(home: "\(home)/not-there", components: path, uid: uid) {} else { Issue.record("a home that cannot be opened is unreadable") }
     }
 }
