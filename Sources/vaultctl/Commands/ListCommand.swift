@@ -33,9 +33,12 @@ enum ListCommand {
         for place in listing.sync.lockedPlaces {
             Output.message("warning: the Secret Service collection '\(place)' is locked; a provider may hide a locked collection's items, so sync slots kept there may be missing from this list (unlock it and list again).")
         }
-        // Only to someone whose record names a sync slot: without a bus, everyone else would get this line
-        // about a keyring they never used on every list (--json says it always, in syncError).
-        if let e = listing.syncError, vault.recordNamesSyncSlots() {
+        // No Secret Service to ask is said only to someone whose record names a sync slot: everyone else, without
+        // a bus, would get this line about a keyring they never used on every list (--json says it always, in
+        // syncError). A keyring that answered (locked, refused) is always worth the line.
+        var unreachable = false
+        if case .serviceUnavailable? = listing.syncError { unreachable = true }
+        if let e = listing.syncError, !unreachable || vault.recordNamesSyncSlots() {
             Output.message("warning: sync slots not listed: \(SlotErrorText.describe(e))")
         }
     }
