@@ -73,12 +73,19 @@ GLIBC_VERSION := $(word 2,$(shell getconf GNU_LIBC_VERSION 2>/dev/null))
 RELEASE_LINKER := $(if $(and $(wildcard $(SWIFT_BIN_DIR)ld.lld),$(shell printf '2.36\n%s\n' '$(GLIBC_VERSION)' | sort -V -C 2>/dev/null && echo yes)),\
                   -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs)
 STATIC_CXX := $(CURDIR)/.build/static-cxx
+# Extra flags for a release build, empty unless given (debian/rules gives the package's; its C flags go
+# through CC, debian/clang-buildflags): RELEASE_LDFLAGS as a C compiler driver takes them (dpkg-buildflags'
+# LDFLAGS: -Wl,-z,relro becomes -Xlinker -z -Xlinker relro; any other word is passed with -Xlinker as it
+# is); RELEASE_SWIFTFLAGS in SwiftPM's own form.
+RELEASE_LDFLAGS ?=
+RELEASE_SWIFTFLAGS ?=
+comma := ,
+release_ldflag = $(if $(filter -Wl$(comma)%,$(1)),$(foreach w,$(subst $(comma), ,$(patsubst -Wl$(comma)%,%,$(1))),-Xlinker $(w)),-Xlinker $(1))
 RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xswiftc -L$(STATIC_CXX) \
                  -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
                  -Xswiftc -Xfrontend -Xswiftc -disable-implicit-concurrency-module-import -Xlinker --no-export-dynamic \
-                 -Xswiftc -Xclang-linker -Xswiftc -static-libgcc $(RELEASE_LINKER) $(RELEASE_LDFLAGS)
-# Extra linker flags for a release build: debian/rules adds BIND_NOW (-z now) for the package.
-RELEASE_LDFLAGS ?=
+                 -Xswiftc -Xclang-linker -Xswiftc -static-libgcc $(RELEASE_LINKER) \
+                 $(foreach f,$(RELEASE_LDFLAGS),$(call release_ldflag,$(f))) $(RELEASE_SWIFTFLAGS)
 
 # The release binary's path, asked of SwiftPM when a recipe runs (after `release` built it).
 RELEASE_BIN = $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/vaultctl
