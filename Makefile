@@ -251,7 +251,8 @@ uninstall:
 	rm -f $(DESTDIR)$(UDEVRULESDIR)/60-vaultctl-tpm.rules
 	@if [ -d $(DESTDIR)$(STOREDIR) ]; then echo "make uninstall: kept $(STOREDIR): it holds the protected vaults (device keys and slots); remove it yourself once nobody needs them"; fi
 
-# The Debian package (debian/): vaultctl_VERSION_amd64.deb and its -dbgsym in .build/deb, built with
+# The Debian packages (debian/): vaultctl_VERSION_amd64.deb, vaultctl-tpm_VERSION_amd64.deb (the TPM helper
+# and its udev rule) and their -dbgsym in .build/deb, built with
 # debhelper from the release build (the swift on PATH: the toolchain is not a Debian package); deb-check
 # runs lintian on it (no error, no warning; each override in debian/ says why) and checks its version is
 # vaultctl's own.
@@ -259,7 +260,7 @@ DEB_PACKAGES := debhelper fakeroot lintian debootstrap
 deb-deps: PACKAGES = $(BUILD_PACKAGES) $(DEB_PACKAGES)
 deb: deb-deps $(STATIC_CXX)/.made
 	@echo "make deb: building with $$(command -v $(SWIFT)) ($$($(SWIFT) --version 2>/dev/null | head -n 1))"
-	rm -rf .build/deb debian/.debhelper debian/vaultctl debian/debhelper-build-stamp debian/files && mkdir -p .build/deb
+	rm -rf .build/deb debian/.debhelper debian/vaultctl debian/vaultctl-tpm debian/tmp debian/debhelper-build-stamp debian/files && mkdir -p .build/deb
 	debian/rules build
 	fakeroot debian/rules binary
 	@ls .build/deb
@@ -272,10 +273,11 @@ deb-check: deb
 	  [ "$$d" = "vaultctl $$v" ] || { echo "make deb-check: debian/changelog says $$v, the packaged binary '$$d'" >&2; exit 1; }; \
 	  echo "make deb-check: lintian clean; the package's vaultctl is $$d"
 
-# The package's install → use → upgrade → remove → purge cycle in a clean Debian 12 chroot (root, the
-# network once: the base system is kept in /var/cache/vaultctl-chroot; scripts/deb-cycle.sh says more).
+# The packages' life in a clean Debian 12 chroot: vaultctl alone installed and used, vaultctl-tpm added,
+# upgraded, removed and purged (root, the network once: the base system is kept in
+# /var/cache/vaultctl-chroot; scripts/deb-cycle.sh says more).
 deb-cycle: deb
-	$$( [ "$$(id -u)" = 0 ] || echo sudo ) scripts/deb-cycle.sh .build/deb/vaultctl_*_amd64.deb
+	$$( [ "$$(id -u)" = 0 ] || echo sudo ) scripts/deb-cycle.sh .build/deb/vaultctl_*_amd64.deb .build/deb/vaultctl-tpm_*_amd64.deb
 
 clean:
 	$(SWIFT) package clean

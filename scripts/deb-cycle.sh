@@ -1,26 +1,34 @@
 #!/usr/bin/env bash
-# The Debian package's life in a clean Debian 12 chroot: install → use → upgrade → remove → purge, checking
-# after each step what the package says it does.
+# The Debian packages' life in a clean Debian 12 chroot: vaultctl alone installed and used (without the TPM
+# package, and so without libtss2 and udev), then vaultctl-tpm added → upgrade → remove → purge, checking
+# after each step what the packages say they do.
 #
-#   scripts/deb-cycle.sh PACKAGE.deb
+#   scripts/deb-cycle.sh vaultctl_VERSION_amd64.deb vaultctl-tpm_VERSION_amd64.deb
 #
-# The base system (debootstrap --variant=minbase, with the libraries the package depends on) is made once
-# and kept in $VAULTCTL_CHROOT_CACHE (default /var/cache/vaultctl-chroot); each run works on an overlay of
-# it in a mount namespace of its own, so nothing of a run stays and nothing on the host changes. A user made
-# in the chroot with a password (chpasswd) stores and reads through vaultctl-gate on the real PAM stack
-# (pam_unix). The upgrade installs the same package with its version bumped (repacked, not rebuilt).
+# The base system (debootstrap --variant=minbase, with the libraries vaultctl depends on, and the packages
+# vaultctl-tpm depends on downloaded, not installed) is made once and kept in $VAULTCTL_CHROOT_CACHE
+# (default /var/cache/vaultctl-chroot); each run works on an overlay of it in a mount namespace of its own,
+# so nothing of a run stays and nothing on the host changes. vaultctl-tpm is installed by apt from that
+# cache (--no-download), as a person's `apt install` would. A user made in the chroot with a password
+# (chpasswd) stores and reads through vaultctl-gate on the real PAM stack (pam_unix). The upgrade installs
+# the same packages with their version bumped (repacked, not rebuilt).
 # Needs root, debootstrap, unshare, and the network once (Debian's archive).
 set -euo pipefail
 
-deb=$(realpath "${1:?usage: deb-cycle.sh PACKAGE.deb}")
+usage="usage: deb-cycle.sh vaultctl_VERSION_amd64.deb vaultctl-tpm_VERSION_amd64.deb"
+deb=$(realpath "${1:?$usage}")
+tpm_deb=$(realpath "${2:?$usage}")
 cache=${VAULTCTL_CHROOT_CACHE:-/var/cache/vaultctl-chroot}
 base=$cache/bookworm
-libs=passwd,login,adduser,acl,libpam-runtime,libpam-modules,libpam-modules-bin,libsodium23,libgcrypt20,libsystemd0,libtss2-esys-3.0.2-0,libtss2-tctildr0,libtss2-mu0,libtss2-rc0
+libs=passwd,login,adduser,libpam-runtime,libpam-modules,libpam-modules-bin,libsodium23,libgcrypt20,libsystemd0
 fail() { echo "deb-cycle: $*" >&2; exit 1; }
+[ "$(dpkg-deb -f "$deb" Package)" = vaultctl ] && [ "$(dpkg-deb -f "$tpm_deb" Package)" = vaultctl-tpm ] || fail "$usage"
+# What vaultctl-tpm depends on besides vaultctl (its libtss2 libraries, acl), to be downloaded into the base.
+tpm_needs=$(dpkg-deb -f "$tpm_deb" Depends | tr ',' '\n' | sed 's/[(|].*//; s/ //g' | grep -vx -e vaultctl -e '' | sort | tr '\n' ' ')
 
 [ "$(id -u)" = 0 ] || fail "needs root (a mount namespace and a chroot)"
 # The base is made again when the packages it must hold change (the stamp names them).
-if [ "$(cat "$base/.complete" 2>/dev/null)" != "$libs" ]; then
+if [ "$(cat "$base/.complete" 2>/dev/null)" != "$libs; $tpm_needs" ]; then
   command -v debootstrap >/dev/null || fail "debootstrap is missing (Debian package debootstrap; make deb-deps installs it)"
   rm -rf "$base"
   mkdir -p "$cache"
@@ -28,19 +36,28 @@ if [ "$(cat "$base/.complete" 2>/dev/null)" != "$libs" ]; then
   # Bounded (the network): a mirror that stops answering fails the cycle in 20 minutes, not never.
   timeout 1200 debootstrap --variant=minbase --include="$libs" bookworm "$base" http://deb.debian.org/debian >"$cache/debootstrap.log" 2>&1 \
     || fail "debootstrap failed or took more than 20 minutes; see $cache/debootstrap.log"
-  printf '%s' "$libs" > "$base/.complete"
+  # vaultctl-tpm's dependencies, with what they pull in, into the base's apt cache (not installed).
+  cp /etc/resolv.conf "$base/etc/resolv.conf" 2>/dev/null || true
+  # shellcheck disable=SC2086 # a list of package names
+  { timeout 600 chroot "$base" apt-get update && timeout 600 chroot "$base" apt-get install -y --download-only $tpm_needs; } >>"$cache/debootstrap.log" 2>&1 \
+    || fail "downloading vaultctl-tpm's dependencies ($tpm_needs) failed; see $cache/debootstrap.log"
+  printf '%s' "$libs; $tpm_needs" > "$base/.complete"
 fi
 
 work=$(mktemp -d /tmp/vaultctl-deb-cycle.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/upper" "$work/work" "$work/root"
 cp "$deb" "$work/vaultctl.deb"
-# The upgrade: the same files, the version bumped by one Debian revision.
-dpkg-deb -R "$deb" "$work/repack"
+cp "$tpm_deb" "$work/vaultctl-tpm.deb"
+# The upgrade: the same files, the version bumped by one Debian revision (vaultctl-tpm's exact dependency
+# on vaultctl too).
 version=$(dpkg-deb -f "$deb" Version)
 bumped="${version%-*}-$(( ${version##*-} + 1 ))"
-sed -i "s/^Version: .*/Version: $bumped/" "$work/repack/DEBIAN/control"
-dpkg-deb -b "$work/repack" "$work/vaultctl-bumped.deb" >/dev/null
+for p in vaultctl vaultctl-tpm; do
+  dpkg-deb -R "$work/$p.deb" "$work/repack-$p"
+  sed -i -e "s/^Version: .*/Version: $bumped/" -e "s/vaultctl (= $version)/vaultctl (= $bumped)/" "$work/repack-$p/DEBIAN/control"
+  dpkg-deb -b "$work/repack-$p" "$work/$p-bumped.deb" >/dev/null
+done
 
 cat > "$work/inside.sh" <<'INSIDE'
 set -euo pipefail
@@ -52,30 +69,48 @@ expect_mode() { # PATH OWNER:GROUP MODE
   [ "$(stat -c '%U:%G %a' "$1")" = "$2 $3" ] || fail "$1 is $(stat -c '%U:%G %a' "$1"), not $2 $3"
 }
 as_alice() { setpriv --reuid alice --regid alice --init-groups env -i HOME=/home/alice PATH=/usr/bin:/bin "$@"; }
+helper=/usr/libexec/vaultctl/vaultctl-tpm
+rule=/lib/udev/rules.d/60-vaultctl-tpm.rules
 check_installed() {
   getent group vaultctl >/dev/null || fail "no group vaultctl"
   expect_mode "$gate" root:vaultctl 2755
   dpkg-statoverride --list "$gate" | grep -q "^root vaultctl 2755 $gate\$" || fail "no statoverride for the gate"
   expect_mode /var/lib/vaultctl root:vaultctl 770
   expect_mode /etc/pam.d/vaultctl root:root 644
-  expect_mode /usr/libexec/vaultctl/vaultctl-tpm root:root 755
   expect_mode /etc/vaultctl/policy.json root:root 644
   expect_mode /etc/vaultctl/gate.conf root:root 644
   [ -L /usr/bin/git-credential-vaultctl ] && [ "$(readlink /usr/bin/git-credential-vaultctl)" = vaultctl ] || fail "no git-credential-vaultctl link"
   dpkg --verify vaultctl || fail "dpkg --verify found changed files"
   [ -f /usr/share/man/man1/vaultctl.1.gz ] && [ -f /usr/share/bash-completion/completions/vaultctl ] \
     && [ -f /usr/share/fish/vendor_completions.d/vaultctl.fish ] && [ -f /usr/share/zsh/vendor-completions/_vaultctl ] \
-    && [ -f /usr/share/doc/vaultctl/copyright ] && [ -f /lib/udev/rules.d/60-vaultctl.rules ] \
+    && [ -f /usr/share/doc/vaultctl/copyright ] \
     || fail "a documented file is missing"
+}
+# vaultctl alone: no TPM helper, no udev rule, none of what tpm2-tss brings (libtss2, udev, tpm-udev), and
+# not acl (the rule's setfacl).
+check_without_tpm() {
+  [ ! -e "$helper" ] && [ ! -e "$rule" ] || fail "vaultctl alone has the TPM helper or its udev rule"
+  pulled=$(dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' 2>/dev/null | awk '$1 ~ /^i/ && $2 ~ /^(libtss2|udev$|tpm-udev$|acl$)/ {print $2}' | tr '\n' ' ')
+  [ -z "$pulled" ] || fail "vaultctl alone has $pulled installed"
+}
+check_tpm_installed() {
+  expect_mode "$helper" root:root 755
+  [ -f "$rule" ] || fail "no udev rule $rule"
+  [ -L /usr/share/doc/vaultctl-tpm ] && [ -f /usr/share/doc/vaultctl-tpm/copyright ] || fail "no documentation for vaultctl-tpm"
+  dpkg --verify vaultctl-tpm || fail "dpkg --verify found changed files in vaultctl-tpm"
+  # The helper's libraries load: with no TPM here it answers with its one failure line.
+  out=$(head -c 32 /dev/zero | "$helper" seal device:/dev/tpmrm0 2>/dev/null) && fail "the helper sealed with no TPM"
+  case $out in unavailable*) ;; *) fail "the helper did not run: '$out'" ;; esac
 }
 
 [ -s /etc/machine-id ] || tr -d '-' < /proc/sys/kernel/random/uuid > /etc/machine-id
 useradd -m -s /bin/sh alice
 echo 'alice:Corr3ct-horse' | chpasswd
 
-step "install"
+step "install vaultctl alone (what a container without a TPM needs)"
 dpkg -i /tmp/vaultctl.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -i failed"; }
 check_installed
+check_without_tpm
 step "use: alice stores and reads through the gate on pam_unix"
 printf 'alices-secret' | as_alice vaultctl store mail >/dev/null
 [ "$(printf 'Corr3ct-horse\n' | as_alice vaultctl read mail --password-stdin)" = alices-secret ] || fail "alice could not read her secret"
@@ -102,30 +137,51 @@ printf 'franks-secret' | as_erin frank vaultctl store bank >/dev/null
 [ "$(printf 'Frank-pw-1\n' | as_erin frank vaultctl read bank --password-stdin)" = franks-secret ] || fail "frank's own vault did not work"
 userdel -r frank 2>/dev/null || true; rm -r "/var/lib/vaultctl/$erin_uid"
 
-step "upgrade (the version bumped), an administrator's statoverride kept"
+step "a TPM named in gate.conf without vaultctl-tpm: 69, naming the package"
+useradd -m -s /bin/sh bob
+cp /etc/vaultctl/gate.conf /tmp/gate.conf.shipped
+printf '{"version": 1, "tpm": "device:/dev/tpmrm0"}\n' > /etc/vaultctl/gate.conf
+code=0; printf 'bobs-secret' | as_erin bob vaultctl store mail >/dev/null 2>/tmp/bob.err || code=$?
+[ "$code" = 69 ] && grep -q "apt install vaultctl-tpm" /tmp/bob.err || fail "bob's store with no helper: exit $code, $(cat /tmp/bob.err)"
+cp /tmp/gate.conf.shipped /etc/vaultctl/gate.conf
+
+step "install vaultctl-tpm (apt, its dependencies from the base's cache)"
+apt-get install -y --no-download /tmp/vaultctl-tpm.deb >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; fail "apt-get install vaultctl-tpm failed"; }
+check_installed
+check_tpm_installed
+[ "$(printf 'Corr3ct-horse\n' | as_alice vaultctl read mail --password-stdin)" = alices-secret ] || fail "alice's secret did not read with vaultctl-tpm installed"
+# Now the gate starts the helper for a TPM gate.conf names (here no TPM answers: 69, not the missing package).
+printf '{"version": 1, "tpm": "device:/dev/tpmrm0"}\n' > /etc/vaultctl/gate.conf
+code=0; printf 'bobs-secret' | as_erin bob vaultctl store mail >/dev/null 2>/tmp/bob.err || code=$?
+[ "$code" = 69 ] && ! grep -q "apt install vaultctl-tpm" /tmp/bob.err || fail "bob's store with the helper and no TPM: exit $code, $(cat /tmp/bob.err)"
+cp /tmp/gate.conf.shipped /etc/vaultctl/gate.conf
+bob_uid=$(id -u bob); userdel -r bob 2>/dev/null || true; rm -rf "/var/lib/vaultctl/$bob_uid"
+
+step "upgrade (the versions bumped), an administrator's statoverride kept"
 dpkg-statoverride --remove "$gate"
 dpkg-statoverride --update --add root vaultctl 2750 "$gate"
-dpkg -i /tmp/vaultctl-bumped.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "the upgrade failed"; }
+dpkg -i /tmp/vaultctl-bumped.deb /tmp/vaultctl-tpm-bumped.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "the upgrade failed"; }
 expect_mode "$gate" root:vaultctl 2750
 dpkg-statoverride --remove "$gate"
 dpkg-statoverride --update --add root vaultctl 2755 "$gate"
 check_installed
+check_tpm_installed
 [ "$(printf 'Corr3ct-horse\n' | as_alice vaultctl read mail --password-stdin)" = alices-secret ] || fail "the upgrade lost alice's secret"
 
 step "remove: the programs go, people's data and the configuration stay"
-dpkg -r vaultctl >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -r failed"; }
-[ ! -e /usr/bin/vaultctl ] && [ ! -e "$gate" ] || fail "a program is left after remove"
+dpkg -r vaultctl-tpm vaultctl >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -r failed"; }
+[ ! -e /usr/bin/vaultctl ] && [ ! -e "$gate" ] && [ ! -e "$helper" ] && [ ! -e "$rule" ] || fail "a program is left after remove"
 [ -d /var/lib/vaultctl ] && [ -n "$(ls -A /var/lib/vaultctl)" ] || fail "remove took people's data"
 [ -f /etc/vaultctl/policy.json ] || fail "remove took a conffile"
 dpkg-statoverride --list "$gate" >/dev/null 2>&1 || fail "remove took the gate's statoverride"
 getent group vaultctl >/dev/null || fail "remove took the group"
 
 step "purge: nothing of the package left but /var/lib/vaultctl"
-dpkg -P vaultctl >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -P failed"; }
+dpkg -P vaultctl-tpm vaultctl >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -P failed"; }
 grep -q "kept /var/lib/vaultctl" /tmp/dpkg.log || fail "purge did not say that it kept /var/lib/vaultctl"
 [ -d /var/lib/vaultctl ] && [ -n "$(ls -A /var/lib/vaultctl)" ] || fail "purge took people's data"
 dpkg-statoverride --list "$gate" >/dev/null 2>&1 && fail "purge left the gate's statoverride"
-left=$(dpkg-deb -c /tmp/vaultctl.deb | awk '{print $6}' | sed 's|^\.||' | while read -r p; do
+left=$(for d in /tmp/vaultctl.deb /tmp/vaultctl-tpm.deb; do dpkg-deb -c "$d"; done | awk '{print $6}' | sed 's|^\.||' | while read -r p; do
   [ -n "$p" ] && [ "$p" != / ] && { [ -e "$p" ] || [ -L "$p" ]; } && [ ! -d "$p" ] && echo "$p"; done || true)
 [ -z "$left" ] || fail "purge left: $left"
 [ ! -e /etc/vaultctl ] && [ ! -e /etc/pam.d/vaultctl ] || fail "purge left configuration in /etc"
@@ -144,6 +200,6 @@ unshare -m --propagation private bash -c '
   for n in null zero full random urandom tty; do touch "$work/root/dev/$n"; mount --bind "/dev/$n" "$work/root/dev/$n"; done
   mount -t tmpfs tmpfs "$work/root/tmp"
   mount -t tmpfs tmpfs "$work/root/run"
-  cp "$work/vaultctl.deb" "$work/vaultctl-bumped.deb" "$work/inside.sh" "$work/root/tmp/"
+  cp "$work"/vaultctl*.deb "$work/inside.sh" "$work/root/tmp/"
   chroot "$work/root" /bin/bash /tmp/inside.sh
 ' deb-cycle "$work" "$base"

@@ -73,6 +73,25 @@ struct SlotErrorTextTests {
                 == "Refusing /p: it is a symbolic link.")
     }
 
+    /// In the Debian package's build, a missing TPM helper names the package vaultctl-tpm (not `make install`),
+    /// as does a TPM the gate cannot use while that package's helper is not there; other builds say what they
+    /// said.
+    @Test func theTPMPackageIsNamedOnlyInThePackage() throws {
+        try withTemporaryFolder { folder throws in
+            let helper = "\(folder)/vaultctl-tpm"
+            #expect(SlotErrorText.tpmPackageAdvice(debianPackage: false, helper: helper) == nil)
+            #expect(SlotErrorText.packagedHelperRemedy(debianPackage: false) == nil)
+            let advice = try #require(SlotErrorText.tpmPackageAdvice(debianPackage: true, helper: helper))
+            #expect(advice.contains("'sudo apt install vaultctl-tpm'") && advice.hasSuffix("."), "\(advice)")
+            let remedy = SlotErrorText.packagedHelperRemedy(debianPackage: true)
+            #expect(remedy?.contains("'sudo apt install vaultctl-tpm'") == true, "\(remedy ?? "nil")")
+            try makeFile(helper, mode: 0o755)
+            #expect(SlotErrorText.tpmPackageAdvice(debianPackage: true, helper: helper) == nil)
+        }
+        #expect(!SlotErrorText.debianPackage)  // swift build and swift test are not the package's build
+        #expect(SlotErrorText.describe(.tpmHelperMissing(path: "/usr/libexec/vaultctl/vaultctl-tpm")).contains("make install"))
+    }
+
     /// Real refusals from a slot holding the marker: none of their texts carries secret bytes.
     @Test func refusalsOfARealSlotNeverCarryTheSecret() throws {
         try withStateFolder { state throws in
