@@ -251,22 +251,25 @@ uninstall:
 	rm -f $(DESTDIR)$(UDEVRULESDIR)/60-vaultctl-tpm.rules
 	@if [ -d $(DESTDIR)$(STOREDIR) ]; then echo "make uninstall: kept $(STOREDIR): it holds the protected vaults (device keys and slots); remove it yourself once nobody needs them"; fi
 
-# The Debian packages (debian/): vaultctl_VERSION_amd64.deb, vaultctl-tpm_VERSION_amd64.deb (the TPM helper
-# and its udev rule) and their -dbgsym in .build/deb, built with
-# debhelper from the release build (the swift on PATH: the toolchain is not a Debian package); deb-check
-# runs lintian on it (no error, no warning; each override in debian/ says why) and checks its version is
-# vaultctl's own.
-DEB_PACKAGES := debhelper fakeroot lintian debootstrap
+# The Debian packages (debian/): vaultctl, and vaultctl-tpm (the TPM helper and its udev rule, Recommended
+# by vaultctl), each with its -dbgsym, built from the release build (the swift on PATH: the toolchain is not
+# a Debian package) by `dpkg-buildpackage -us -uc -b`, which leaves them in the folder above the source tree
+# as Debian's tools do; make deb moves them, with the .buildinfo and the .changes that names them, to
+# .build/deb. deb-check runs lintian on them (no error, no warning; each override in debian/ says why) and
+# checks the version is vaultctl's own.
+DEB_PACKAGES := debhelper dpkg-dev lintian debootstrap
 deb-deps: PACKAGES = $(BUILD_PACKAGES) $(DEB_PACKAGES)
-deb: deb-deps $(STATIC_CXX)/.made
+deb: deb-deps
 	@echo "make deb: building with $$(command -v $(SWIFT)) ($$($(SWIFT) --version 2>/dev/null | head -n 1))"
-	rm -rf .build/deb debian/.debhelper debian/vaultctl debian/vaultctl-tpm debian/tmp debian/debhelper-build-stamp debian/files && mkdir -p .build/deb
-	debian/rules build
-	fakeroot debian/rules binary
+	rm -rf .build/deb && mkdir -p .build/deb
+	dpkg-buildpackage -us -uc -b
+	@changes=../$$(dpkg-parsechangelog -S Source)_$$(dpkg-parsechangelog -S Version | sed 's/^[0-9]*://')_$$(dpkg-architecture -q DEB_HOST_ARCH).changes; \
+	  for f in $$(awk '/^Files:/ { files = 1; next } /^[^ ]/ { files = 0 } files { print $$5 }' "$$changes"); do mv "../$$f" .build/deb/; done; \
+	  mv "$$changes" .build/deb/
 	@ls .build/deb
 
 deb-check: deb
-	lintian --fail-on error,warning .build/deb/vaultctl_*_amd64.deb
+	lintian --fail-on error,warning .build/deb/vaultctl_*_amd64.changes
 	@v=$$(dpkg-parsechangelog -S Version | sed 's/-[^-]*$$//'); \
 	  d=$$(dpkg-deb --fsys-tarfile .build/deb/vaultctl_*_amd64.deb | tar -xO ./usr/bin/vaultctl > .build/deb/vaultctl.bin && chmod +x .build/deb/vaultctl.bin && .build/deb/vaultctl.bin --version); \
 	  rm -f .build/deb/vaultctl.bin; \
