@@ -34,9 +34,14 @@ enum MachineSetup {
     /// The gate's group (`GateStore.group`, in the gate's own module).
     static let gateGroup = "vaultctl"
 
-    /// Whether the Debian package installed `path` (dpkg's list of the package's files names it).
+    /// Whether the Debian package installed `path`: this vaultctl is the package's build (debian/rules compiles
+    /// it with `-D VAULTCTL_DEBIAN_PACKAGE`) and `path` is where the package puts the gate. Not dpkg's list of
+    /// the package's files: dpkg's database is its own (lintian: uses-dpkg-database-directly).
     static func packageOwns(_ path: String) -> Bool {
-        guard let bytes = ProcFile.read("/var/lib/dpkg/info/vaultctl.list", limit: 1 << 20) else { return false }
-        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").contains { $0 == path }
+        #if VAULTCTL_DEBIAN_PACKAGE
+        return path == "/usr/libexec/vaultctl/vaultctl-gate"
+        #else
+        return false
+        #endif
     }
 }
