@@ -146,7 +146,10 @@ code=0; printf 'bobs-secret' | as_erin bob vaultctl store mail >/dev/null 2>/tmp
 cp /tmp/gate.conf.shipped /etc/vaultctl/gate.conf
 
 step "install vaultctl-tpm (apt, its dependencies from the base's cache)"
-apt-get install -y --no-download /tmp/vaultctl-tpm.deb >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; fail "apt-get install vaultctl-tpm failed"; }
+# Not --no-download: apt then names the local .deb by a relative path and stops ("Pathname to install is
+# not absolute"); everything else is in /var/cache/apt/archives already, so nothing is downloaded.
+apt-get install -y /tmp/vaultctl-tpm.deb >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; fail "apt-get install vaultctl-tpm failed"; }
+grep -q '^Get:.*http' /tmp/apt.log && { cat /tmp/apt.log; fail "apt downloaded packages the base's cache should hold"; }
 check_installed
 check_tpm_installed
 [ "$(printf 'Corr3ct-horse\n' | as_alice vaultctl read mail --password-stdin)" = alices-secret ] || fail "alice's secret did not read with vaultctl-tpm installed"
@@ -198,6 +201,9 @@ unshare -m --propagation private bash -c '
   # A /dev of its own: the usual nodes only, no device of the host (no TPM).
   mount -t tmpfs -o mode=755 tmpfs "$work/root/dev"
   for n in null zero full random urandom tty; do touch "$work/root/dev/$n"; mount --bind "/dev/$n" "$work/root/dev/$n"; done
+  # Pseudo-terminals of its own (apt and dpkg want one for their logs).
+  mkdir "$work/root/dev/pts" && mount -t devpts -o newinstance,ptmxmode=0666 devpts "$work/root/dev/pts"
+  ln -s pts/ptmx "$work/root/dev/ptmx"
   mount -t tmpfs tmpfs "$work/root/tmp"
   mount -t tmpfs tmpfs "$work/root/run"
   cp "$work"/vaultctl*.deb "$work/inside.sh" "$work/root/tmp/"
