@@ -171,6 +171,17 @@ check_installed
 check_tpm_installed
 [ "$(printf 'Corr3ct-horse\n' | as_alice vaultctl read mail --password-stdin)" = alices-secret ] || fail "the upgrade lost alice's secret"
 
+step "the gate's override removed, then an upgrade: 69, with the line that puts the gate back (README.Debian)"
+dpkg-statoverride --remove "$gate"
+dpkg -i /tmp/vaultctl-bumped.deb /tmp/vaultctl-tpm-bumped.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "the reinstall failed"; }
+expect_mode "$gate" root:root 755
+fix="dpkg-statoverride --update --add root vaultctl 2755 $gate"
+code=0; printf 'other' | as_alice vaultctl store other >/dev/null 2>/tmp/alice.err || code=$?
+[ "$code" = 69 ] && grep -qF "'sudo $fix'" /tmp/alice.err || fail "a gate without its mode: exit $code, $(cat /tmp/alice.err)"
+$fix
+check_installed
+[ "$(printf 'Corr3ct-horse\n' | as_alice vaultctl read mail --password-stdin)" = alices-secret ] || fail "the gate's override put back did not give alice her secret"
+
 step "remove: the programs go, people's data and the configuration stay"
 dpkg -r vaultctl-tpm vaultctl >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -r failed"; }
 [ ! -e /usr/bin/vaultctl ] && [ ! -e "$gate" ] && [ ! -e "$helper" ] && [ ! -e "$rule" ] || fail "a program is left after remove"
