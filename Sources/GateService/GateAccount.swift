@@ -73,8 +73,9 @@ public struct GateAccount {
         let found: String
         switch HomeFile.read(home: home, components: Self.homePath, uid: uid) {
         case .bytes(let raw):
-            if let id = Self.parseHome(raw), Self.sameID(id, record.id) { return .bound }
-            found = Self.parseHome(raw) == nil ? "holds something else than a vaultctl account id" : "holds another account id"
+            guard let id = Self.parseHome(raw) else { found = "holds something else than a vaultctl account id"; break }
+            if Self.sameID(id, record.id) { return .bound }
+            found = "holds another account id"
         case .missing:
             found = "holds no vaultctl account id"
         case .other(let what):
@@ -121,17 +122,7 @@ public struct GateAccount {
     }
 
     /// A new random id (32 bytes, lowercase hex).
-    static func newID() -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        SecretBytes.random(count: 32).withUnsafeBytes { raw in
-            for b in raw {
-                out.append(digits[Int(b >> 4)])
-                out.append(digits[Int(b & 15)])
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    static func newID() -> String { Hex.encode(SecretBytes.random(count: 32)) }
 
     /// What root can do, in the words of a refusal.
     static func remedy(uid: uid_t) -> String {

@@ -219,7 +219,8 @@ public struct Vault: Sendable {
 
     func deleteLocked(_ name: SlotName) throws(VaultError) -> StoreOutcome {
         // A record we cannot update stops the delete before anything is removed.
-        let recorded = try record.load()[name]
+        let records = try record.load()
+        let recorded = records[name]
         try record.checkLock()
         // Ask the sync slot first, so a locked keyring refuses the delete before anything is removed.
         // (A copy the provider kept locked was unlocked before the change lock; locked now, it was locked again
@@ -252,8 +253,7 @@ public struct Vault: Sendable {
             try record.set(name, nil)
             // Said only to someone who uses the sync slot (the record names a sync slot): for everyone else,
             // without a bus, a line on every delete about a keyring they never used.
-            let usesSync = recorded == .sync || ((try? record.load().values.contains(.sync)) ?? true)
-            guard usesSync else { return StoreOutcome(warning: nil) }
+            guard records.values.contains(.sync) else { return StoreOutcome(warning: nil) }
             return StoreOutcome(warning: "the device copy is deleted, but the Secret Service could not be asked (\(Self.reason(error))); a copy there, if any, is still there")
         }
         try record.set(name, nil)

@@ -15,12 +15,11 @@ func runGate() -> Int32 {
     StartupChecks.checkPrivilege()
     StartupChecks.clearInheritance()
 
-    guard let user = PAMGate.invokingUser() else {
+    // The name and the home from the user database (root's), never from the caller's environment.
+    guard let (user, home) = PAMGate.invokingAccount() else {
         StartupChecks.refuse(.slot(.gateUnavailable("your user id \(getuid()) has no entry in the user database, so PAM cannot authenticate you")))
     }
     let store = GateStore(uid: getuid())
-    // The home from the user database (root's), never from the caller's environment.
-    let home = getpwuid(getuid()).flatMap { $0.pointee.pw_dir.map { String(cString: $0) } } ?? "/nonexistent"
     // Only now (the environment, descriptors and signals are the gate's own): what an authentication needs,
     // ahead of it, while the rest of the start goes on. Its thread is done before the process ends, however
     // it ends (exit's handlers never run beside it).

@@ -75,9 +75,13 @@ public struct PAMGate: AnswerReportingGate {
     }
 
     /// The invoking user's login name (from the real uid, not from the environment).
-    public static func invokingUser() -> String? {
+    public static func invokingUser() -> String? { invokingAccount()?.name }
+
+    /// The invoking user's login name and home, from one look in the user database by the real uid (never the
+    /// environment's `HOME`); the home is "/nonexistent" when the entry names none.
+    public static func invokingAccount() -> (name: String, home: String)? {
         guard let pw = getpwuid(getuid()), let name = pw.pointee.pw_name else { return nil }
-        return String(cString: name)
+        return (String(cString: name), pw.pointee.pw_dir.map { String(cString: $0) } ?? "/nonexistent")
     }
 
     public func verify(reason: String) throws(VaultError) {

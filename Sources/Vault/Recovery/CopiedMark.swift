@@ -117,9 +117,9 @@ enum Fingerprint {
     }
 }
 
-/// Lowercase hex for salts and fingerprints (not secrets).
-enum Hex {
-    static func encode(_ s: SecretBytes) -> String {
+/// Lowercase hex for salts, fingerprints and ids (not secrets).
+public enum Hex {
+    public static func encode(_ s: SecretBytes) -> String {
         s.withUnsafeBytes { raw in
             let digits = Array("0123456789abcdef".utf8)
             var out = [UInt8]()
