@@ -184,6 +184,13 @@ final class Context {
         // moved and removed as before, but no value is written there, a replacement included (a value written
         // is a new secret, under a key such a program may hold), without the person moving the vault in first.
         var beforeDeviceWrite: (@Sendable (SlotName) throws(VaultError) -> Void)?
+        if case .none(nil, _) = try protection() {
+            // No gate beside this vaultctl: a first device-slot value makes a vault in the state folder, for
+            // good (until `device-key protect`); said once, as it is made, never silently.
+            beforeDeviceWrite = { (_) throws(VaultError) in
+                if let notice = NewVaultNotice.sentence(state: state) { Output.message(notice) }
+            }
+        }
         if case .none(_?, _?) = try protection() {
             beforeDeviceWrite = { (name) throws(VaultError) in
                 throw .refused("slot '\(name)' would be written to your state folder (\(state)), where any program running as you can read it: vaultctl-gate is installed, and this vault's device key is there (from before the gate, or put there by another program). Run 'vaultctl device-key protect' to move the vault behind the gate first, or keep it in the sync slot ('--mode sync', '--to sync')")
