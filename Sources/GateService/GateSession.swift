@@ -275,7 +275,7 @@ public final class GateSession {
             guard authenticatedOnce else { throw .notAuthenticated("sealing the device key needs an authentication first") }
             try admit()
             guard tpm != nil else {
-                throw .slot(.noTPMToSeal(detail: "vaultctl-gate has no TPM (/etc/vaultctl/gate.conf; 'sudo make install TPM_RULE=yes' lets it use /dev/tpmrm0)"))
+                throw .slot(.noTPMToSeal(detail: "vaultctl-gate has no TPM (/etc/vaultctl/gate.conf; \(Installation.current.gateTPMAccess))"))
             }
             let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
             defer { lock.release() }

@@ -18,11 +18,11 @@ public struct GateStore: Sendable {
     public init(uid: uid_t) { self.uid = uid }
 
     /// Checks the store itself: a folder owned by root, of the gate's group, with no access for others.
-    /// Anything else is not a store set up by `make install` (69, saying what to fix).
+    /// Anything else is not a store an install set up (69, saying what to fix, as this install's installer does).
     public static func checkRoot() throws(VaultError) {
         var st = stat()
         guard lstat(root, &st) == 0 else {
-            throw .slot(.gateUnavailable("the protected store \(root) is missing (\(String(cString: strerror(errno)))); install vaultctl with 'sudo make install', which makes it root:\(group) 0770"))
+            throw .slot(.gateUnavailable("the protected store \(root) is missing (\(String(cString: strerror(errno)))), which installing vaultctl makes (root:\(group) 0770): \(Installation.current.reinstall)"))
         }
         guard st.st_mode & S_IFMT == S_IFDIR, st.st_uid == 0, st.st_gid == getegid(), st.st_mode & 0o007 == 0 else {
             throw .slot(.gateUnavailable("the protected store \(root) is not a folder owned by root:\(group) without access for others (mode \(String(st.st_mode & 0o7777, radix: 8)), owner \(st.st_uid):\(st.st_gid)); fix it with 'chown root:\(group) \(root); chmod 0770 \(root)'"))

@@ -4,7 +4,10 @@ import Glibc
 
 /// The words a person reads for a `SlotError`: what happened and what to do, one line, no secret bytes.
 public enum SlotErrorText {
-    public static func describe(_ error: SlotError) -> String {
+    public static func describe(_ error: SlotError) -> String { describe(error, installation: .current) }
+
+    /// `installation`: whose remedies to name (a test gives another than this process's).
+    public static func describe(_ error: SlotError, installation: Installation) -> String {
         switch error {
         case .empty(let name):
             return "Slot '\(name)' is empty; store a value with 'vaultctl store \(name)'."
@@ -30,9 +33,9 @@ public enum SlotErrorText {
         case .promptUnanswered(let why):
             return "The Secret Service asked for confirmation and got none: \(why)."
         case .tpmUnavailable(let path, let detail):
-            return "The TPM that sealed this key is not available (\(path)): \(detail). Start or attach that TPM (or set \(TPMChoice.variable)) and try again; nothing was changed.\(tpmPackageAdvice().map { " \($0)" } ?? "")"
+            return "The TPM that sealed this key is not available (\(path)): \(detail). Start or attach that TPM (or set \(TPMChoice.variable)) and try again; nothing was changed.\(installation.tpmPackageAdvice().map { " \($0)" } ?? "")"
         case .noTPMToSeal(let detail):
-            return "There is no TPM to seal the device key with: \(detail). Attach one, or set \(TPMChoice.variable) to the TPM to use, and try again; nothing was changed.\(tpmPackageAdvice().map { " \($0)" } ?? "")"
+            return "There is no TPM to seal the device key with: \(detail). Attach one, or set \(TPMChoice.variable) to the TPM to use, and try again; nothing was changed.\(installation.tpmPackageAdvice().map { " \($0)" } ?? "")"
         case .tpmCannotSeal(let detail):
             return "The TPM could not seal a new device key: \(detail). Start or attach it, or set \(TPMChoice.variable)=none to bind the key to the machine id instead; nothing was changed."
         case .tpmForeign(let path):
@@ -41,8 +44,7 @@ public enum SlotErrorText {
             let wait = seconds.map { "try again in \($0) s" } ?? "try again later"
             return "The TPM is in dictionary-attack lockout after too many failed authorizations; \(wait) (its owner can clear it with tpm2_dictionarylockout --clear-lockout)."
         case .tpmHelperMissing(let path):
-            let remedy = packagedHelperRemedy() ?? "Install it there again (make install copies both)"
-            return "The TPM helper vaultctl-tpm is missing: it was looked for at \(path), beside vaultctl, and without it no key sealed by the TPM can be made or opened. \(remedy); nothing was changed."
+            return "The TPM helper vaultctl-tpm is missing: it was looked for at \(path), beside vaultctl, and without it no key sealed by the TPM can be made or opened. \(installation.helperRemedy); nothing was changed."
         case .gateUnavailable(let why):
             return "The device slot is behind vaultctl-gate, which cannot be used: \(why)."
         case .io(let path, let e, let op):
@@ -52,34 +54,6 @@ public enum SlotErrorText {
 }
 
 extension SlotErrorText {
-    /// Whether this is the Debian package's build (debian/rules compiles it with `-D VAULTCTL_DEBIAN_PACKAGE`),
-    /// where the TPM helper and the udev rule that lets vaultctl-gate open `/dev/tpmrm*` are a package of their
-    /// own, vaultctl-tpm.
-    static var debianPackage: Bool {
-        #if VAULTCTL_DEBIAN_PACKAGE
-        true
-        #else
-        false
-        #endif
-    }
-    /// Where the package vaultctl-tpm puts the helper.
-    static let packagedHelper = "/usr/libexec/vaultctl/vaultctl-tpm"
-
-    /// In the Debian package without vaultctl-tpm installed (its helper is not there), the sentence that
-    /// names that package; nil elsewhere.
-    static func tpmPackageAdvice(debianPackage: Bool = debianPackage, helper: String = packagedHelper) -> String? {
-        guard debianPackage, access(helper, F_OK) != 0 else { return nil }
-        return "The TPM is used through the package vaultctl-tpm, which is not installed (\(helper) is missing): install it with 'sudo apt install vaultctl-tpm'."
-    }
-
-    /// In the Debian package, what puts a missing helper back: the package vaultctl-tpm; nil for any other
-    /// install.
-    static func packagedHelperRemedy(debianPackage: Bool = debianPackage) -> String? {
-        debianPackage
-            ? "It is in the package vaultctl-tpm: install it with 'sudo apt install vaultctl-tpm' (with --reinstall when it is installed)"
-            : nil
-    }
-
     /// Text from another program (a provider's error, a collection's label) made safe for one line on a
     /// terminal: control characters (C0, DEL, C1 such as CSI), line and paragraph separators and format
     /// characters become spaces; at most `limit` characters.

@@ -52,7 +52,7 @@ enum StartupChecks {
     static func checkPrivilege() {
         let group = getgrnam(GateStore.group)
         guard let group else {
-            refuse(.slot(.gateUnavailable("there is no group '\(GateStore.group)'; install vaultctl with 'sudo make install', which adds it")))
+            refuse(.slot(.gateUnavailable("there is no group '\(GateStore.group)', which installing vaultctl adds: \(Installation.current.reinstall)")))
         }
         if vaultctl_at_secure() == 1 && getegid() == group.pointee.gr_gid { return }
         refuse(.slot(.gateUnavailable("it is not running set-group-ID \(GateStore.group) (\(whyNotPrivileged(group.pointee.gr_gid))), so it refuses to run")))

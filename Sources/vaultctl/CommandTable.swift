@@ -287,8 +287,8 @@ enum CommandTable {
         Command(kind: .completion, synopsis: "completion bash|zsh|fish [--slots]",
                 abstract: "Print the shell completion script for bash, zsh or fish.",
                 discussion: """
-                Generated from the same table as help. Load it with 'source <(vaultctl completion bash)' (make install \
-                puts all three in their standard folders). Slot names come from 'vaultctl completion --slots': the \
+                Generated from the same table as help. Load it with 'source <(vaultctl completion bash)' \
+                (\(Installation.current.puts("all three in their standard folders"))). Slot names come from 'vaultctl completion --slots': the \
                 device slot files and the mode record only, so completing never prompts, never reads a secret and \
                 never waits for the Secret Service.
                 """,

@@ -25,28 +25,9 @@ enum MachineSetup {
         var st = stat()
         guard stat(path, &st) == 0, let group = getgrnam(gateGroup) else { return nil }
         guard st.st_mode & S_ISGID == 0 || st.st_gid != group.pointee.gr_gid else { return nil }
-        return "An administrator gives the gate its mode back with '\(gateModeCommand(path: path, package: packageOwns(path)))'; the gate cannot be turned off while vaults depend on it, and without that mode nobody's vaultctl can use the device slot."
-    }
-
-    /// The command that gives the gate at `path` its owner, group and mode: the package's statoverride for
-    /// the package's gate (a plain chmod would last until the next upgrade), else what `make install` does.
-    static func gateModeCommand(path: String, package: Bool) -> String {
-        package
-            ? "sudo dpkg-statoverride --update --add root \(gateGroup) 2755 \(path)"
-            : "sudo chown root:\(gateGroup) \(path) && sudo chmod 2755 \(path)"
+        return "An administrator gives the gate its mode back with '\(Installation.current.gateModeCommand(path: path, group: gateGroup))'; the gate cannot be turned off while vaults depend on it, and without that mode nobody's vaultctl can use the device slot."
     }
 
     /// The gate's group (`GateStore.group`, in the gate's own module).
     static let gateGroup = "vaultctl"
-
-    /// Whether the Debian package installed `path`: this vaultctl is the package's build (debian/rules compiles
-    /// it with `-D VAULTCTL_DEBIAN_PACKAGE`) and `path` is where the package puts the gate. Not dpkg's list of
-    /// the package's files: dpkg's database is its own (lintian: uses-dpkg-database-directly).
-    static func packageOwns(_ path: String) -> Bool {
-        #if VAULTCTL_DEBIAN_PACKAGE
-        return path == "/usr/libexec/vaultctl/vaultctl-gate"
-        #else
-        return false
-        #endif
-    }
 }

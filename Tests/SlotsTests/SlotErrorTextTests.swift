@@ -77,19 +77,21 @@ struct SlotErrorTextTests {
     /// as does a TPM the gate cannot use while that package's helper is not there; other builds say what they
     /// said.
     @Test func theTPMPackageIsNamedOnlyInThePackage() throws {
+        let package = Installation(.package)
+        let source = Installation(.makeInstall(prefix: "/usr/local"))
         try withTemporaryFolder { folder throws in
             let helper = "\(folder)/vaultctl-tpm"
-            #expect(SlotErrorText.tpmPackageAdvice(debianPackage: false, helper: helper) == nil)
-            #expect(SlotErrorText.packagedHelperRemedy(debianPackage: false) == nil)
-            let advice = try #require(SlotErrorText.tpmPackageAdvice(debianPackage: true, helper: helper))
+            #expect(source.tpmPackageAdvice(helper: helper) == nil)
+            #expect(!source.helperRemedy.contains("apt"), "\(source.helperRemedy)")
+            let advice = try #require(package.tpmPackageAdvice(helper: helper))
             #expect(advice.contains("'sudo apt install vaultctl-tpm'") && advice.hasSuffix("."), "\(advice)")
-            let remedy = SlotErrorText.packagedHelperRemedy(debianPackage: true)
-            #expect(remedy?.contains("'sudo apt install vaultctl-tpm'") == true, "\(remedy ?? "nil")")
+            #expect(package.helperRemedy.contains("'sudo apt install vaultctl-tpm'"), "\(package.helperRemedy)")
             try makeFile(helper, mode: 0o755)
-            #expect(SlotErrorText.tpmPackageAdvice(debianPackage: true, helper: helper) == nil)
+            #expect(package.tpmPackageAdvice(helper: helper) == nil)
         }
-        #expect(!SlotErrorText.debianPackage)  // swift build and swift test are not the package's build
-        #expect(SlotErrorText.describe(.tpmHelperMissing(path: "/usr/libexec/vaultctl/vaultctl-tpm")).contains("make install"))
+        #expect(!Installation.packageBuild)  // swift build and swift test are not the package's build
+        #expect(SlotErrorText.describe(.tpmHelperMissing(path: "/usr/local/bin/vaultctl-tpm"), installation: source).contains("'sudo make install' in vaultctl's source tree"))
+        #expect(SlotErrorText.describe(.tpmHelperMissing(path: "/usr/bin/vaultctl-tpm"), installation: package).contains("'sudo apt install vaultctl-tpm'"))
     }
 
     /// Real refusals from a slot holding the marker: none of their texts carries secret bytes.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import Slots
 @testable import vaultctl
 
 /// Issue 36, point 11: a machine that is not set up as vaultctl needs says what is missing and what an
@@ -100,9 +101,20 @@ final class MachineSetupTests {
         #expect(again.status == 0, "\(again)")
     }
 
+    /// The gate names its own install's remedy, found from its own path (never the caller's environment):
+    /// here `make install` under the machine's PREFIX, for a store that is gone.
+    @Test func aMissingStoreIsPutBackAsThisInstallDoes() throws {
+        defer { m.asRoot("install -d -m 0770 -o root -g vaultctl /var/lib/vaultctl") }
+        try #require(m.asRoot("rm -rf /var/lib/vaultctl").status == 0)
+        let prefix = String(m.gate.dropLast("/libexec/vaultctl/vaultctl-gate".count))
+        let r = m.run("alice", ["store", "mail"], stdin: .text("s3cret"))
+        #expect(r.status == 69, "\(r)")
+        #expect(r.stderr.contains("the protected store /var/lib/vaultctl is missing") && r.stderr.contains("which installing vaultctl makes (root:vaultctl 0770): install vaultctl again with 'sudo make install PREFIX=\(prefix)' in its source tree"), "\(r.stderr)")
+    }
+
     /// The package's gate gets the package's statoverride, which an upgrade keeps (a chmod would not last).
     @Test func thePackagesGateIsPutBackWithItsStatoverride() {
-        #expect(MachineSetup.gateModeCommand(path: "/usr/libexec/vaultctl/vaultctl-gate", package: true)
+        #expect(Installation(.package).gateModeCommand(path: "/usr/libexec/vaultctl/vaultctl-gate")
                 == "sudo dpkg-statoverride --update --add root vaultctl 2755 /usr/libexec/vaultctl/vaultctl-gate")
     }
 }

@@ -5,8 +5,9 @@ import Slots
 
 /// What root chooses for the gate in `/etc/vaultctl/gate.conf`, a JSON document:
 /// `{"version": 1, "tpm": "auto"}`. `tpm` is `auto` (the kernel's resource manager `/dev/tpmrm0` when the
-/// gate may open it, which the udev rule `make install TPM_RULE=yes` grants group `vaultctl`; else none),
-/// `none`, or a tpm2-tss TCTI string (`device:/dev/tpmrm0`, `swtpm:path=/run/swtpm/sock`). Never the
+/// gate may open it, which the udev rule of the package vaultctl-tpm or of `make install TPM_RULE=yes`
+/// grants group `vaultctl`; else none), `none`, or a tpm2-tss TCTI string (`device:/dev/tpmrm0`,
+/// `swtpm:path=/run/swtpm/sock`). Never the
 /// caller's `VAULTCTL_TPM2_TCTI`: a user could point a seal at a software TPM of their own and learn the
 /// seed. No file means `auto`. A file that root does not own, or that others may write, or an unknown key
 /// or version, is refused (78).

@@ -43,7 +43,7 @@ public enum GateImport {
         if access("\(state)/device.tpm2", F_OK) == 0 {
             let reply = try client.request(.deviceKey).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
             if reply.hasSuffix("\tnone") {
-                throw .slot(.gateUnavailable("this vault's device key is sealed by the TPM, and vaultctl-gate has no TPM (/etc/vaultctl/gate.conf; 'sudo make install TPM_RULE=yes' lets it use /dev/tpmrm0), so moving it would bind it to the machine id only; nothing was moved"))
+                throw .slot(.gateUnavailable("this vault's device key is sealed by the TPM, and vaultctl-gate has no TPM (/etc/vaultctl/gate.conf; \(Installation.current.gateTPMAccess)), so moving it would bind it to the machine id only; nothing was moved"))
             }
         }
         _ = try client.request(.authenticate(.everySlot, reason: "move the device slots behind vaultctl-gate"))

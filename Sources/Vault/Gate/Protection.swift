@@ -29,7 +29,7 @@ public enum Protection: Sendable {
         case .gate:
             return "The device slot is behind vaultctl-gate: no program running as you can read it without your authentication, nor reset the rate limit, remove the vault lock or rewrite the gate's audit log."
         case .none(nil, _):
-            return "No boundary holds the device slot: any program running as you can read the device key in your state folder; install vaultctl's gate ('sudo make install') to close that."
+            return "No boundary holds the device slot: any program running as you can read the device key in your state folder. To close that, \(Installation.current.installGate)."
         case .none(let why?, _):
             return "vaultctl-gate is installed but not in effect for this vault (\(why)): any program running as you can read the device key in your state folder."
         }
@@ -52,7 +52,7 @@ public enum Protection: Sendable {
         let userSideVault = access("\(state)/device.key", F_OK) == 0 || access("\(state)/device.tpm2", F_OK) == 0
         guard let gatePath else {
             if protectedBefore {
-                throw .slot(.gateUnavailable("this vault is protected, and vaultctl-gate is missing beside vaultctl (../libexec/vaultctl/vaultctl-gate); install vaultctl again with 'sudo make install'"))
+                throw .slot(.gateUnavailable("this vault is protected, and vaultctl-gate is missing beside vaultctl (../libexec/vaultctl/vaultctl-gate); \(Installation.current.reinstall)"))
             }
             return .none(notInEffect: nil)
         }

@@ -182,7 +182,7 @@ public struct PAMGate: AnswerReportingGate {
             if stack.missingKeyMappings() != nil {
                 throw .authenticationUnavailable("\(PAMStack.keyMappingsRemedy(user: user)) (\(text)); nothing was counted")
             }
-            throw .authenticationUnavailable("the PAM stack asks for a \(devices.joined(separator: " and ")), and PAM could not reach one (no reader or key, or fprintd not running for a fingerprint): \(text); nothing was counted")
+            throw .authenticationUnavailable("the PAM stack asks for a \(devices.joined(separator: " and ")), and PAM could not reach one (no reader or key, or fprintd not running for a fingerprint): \(text); nothing was counted. A reader or key lost for good: root puts the password stack back with \(Installation.current.pamStackCommand("password"))")
         }
         if rc == PAM_AUTHINFO_UNAVAIL && context.showed && !context.answered {
             // Not a guess: nothing was given (a finger not put on the reader in time, a key not touched).

@@ -122,7 +122,7 @@ public struct PAMStack: Sendable, Equatable {
 
     /// What to do about a missing `keyMappingsFile`, for `user`.
     public static func keyMappingsRemedy(user: String) -> String {
-        "the PAM stack asks for a security key from \(keyMappingsFile) (pam_u2f), and that file is missing, so no key is enrolled for anyone: enrol yours as root with the key plugged in, sudo sh -c 'pamu2fcfg -u \(user) >> \(keyMappingsFile)' (Debian: pamu2fcfg; touch the key when it blinks), or copy another stack over /etc/pam.d/vaultctl"
+        "the PAM stack asks for a security key from \(keyMappingsFile) (pam_u2f), and that file is missing, so no key is enrolled for anyone: enrol yours as root with the key plugged in, sudo sh -c 'pamu2fcfg -u \(user) >> \(keyMappingsFile)' (Debian: pamu2fcfg; touch the key when it blinks), or put the password stack back with \(Installation.current.pamStackCommand("password"))"
     }
 
     /// A relative name is looked up as libpam does: beside the service files.

@@ -87,7 +87,7 @@ enum DeviceKeyCommand {
             do throws(VaultError) {
                 let state = try client.request(.deviceKey).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
                 if state.hasSuffix("\tnone") {
-                    throw .slot(.noTPMToSeal(detail: "vaultctl-gate has no TPM (/etc/vaultctl/gate.conf; 'sudo make install TPM_RULE=yes' lets it use /dev/tpmrm0)"))
+                    throw .slot(.noTPMToSeal(detail: "vaultctl-gate has no TPM (/etc/vaultctl/gate.conf; \(Installation.current.gateTPMAccess))"))
                 }
                 if !state.hasPrefix("tpm2\t") {
                     _ = try client.request(.authenticate(.none, reason: "seal the device key with the TPM"))
@@ -126,7 +126,7 @@ extension DeviceKeyCommand {
         switch try context.protection() {
         case .gate(let started), .none(_, let started?): client = started
         case .none:
-            throw CommandFailure(code: .unavailable, message: "vaultctl-gate is not installed beside vaultctl (../libexec/vaultctl/vaultctl-gate); 'sudo make install' installs it, with its group and store.")
+            throw CommandFailure(code: .unavailable, message: "vaultctl-gate is not installed beside vaultctl (../libexec/vaultctl/vaultctl-gate), so there is nothing to move the vault behind; \(Installation.current.reinstall) (the gate comes with its group and store).")
         }
         let machine = try MachineSetup.identity()
         let state = context.locations.state
