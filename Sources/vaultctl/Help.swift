@@ -1,3 +1,5 @@
+import Slots
+
 /// Help screens, generated from the command table.
 enum Help {
     static let version = "vaultctl 0.1.0"
@@ -39,7 +41,7 @@ enum Help {
     /// The environment variables vaultctl reads, for `help` and the manual page.
     static let environment: [(name: String, meaning: String)] = [
         ("VAULT_ASKPASS", "program that prints your password (called with the prompt as its argument)"),
-        ("XDG_STATE_HOME", "device slots live in $XDG_STATE_HOME/vaultctl (default ~/.local/state/vaultctl)"),
+        ("XDG_STATE_HOME", "the state folder is $XDG_STATE_HOME/vaultctl (default ~/.local/state/vaultctl): the device slots live there unless vaultctl-gate holds them, in /var/lib/vaultctl/UID, which this does not move"),
         ("XDG_CONFIG_HOME", "the mode record lives in $XDG_CONFIG_HOME/vaultctl (default ~/.config/vaultctl)"),
         ("VAULTCTL_CLIP_SECONDS", "how long 'read --clip' leaves a secret on the clipboard (default 45)"),
         ("VAULTCTL_SSH", "the ssh command 'send' runs, as GIT_SSH_COMMAND: through /bin/sh -c 'exec …', arguments appended (default ssh)"),
@@ -52,7 +54,7 @@ enum Help {
 
     /// The files vaultctl keeps, for the manual page.
     static let files: [(path: String, meaning: String)] = [
-        ("$XDG_STATE_HOME/vaultctl/", "the device key (device.key) and the sealed slot files (slots/); they stay on this machine"),
+        ("$XDG_STATE_HOME/vaultctl/", "in a vault not behind vaultctl-gate, the device key (device.key) and the sealed slot files (slots/): they stay on this machine, and deleting the folder loses them"),
         ("$XDG_STATE_HOME/vaultctl/ratelimit.json, supply.json, audit.log, locked", "the rate limit, supply permissions and last supplies, the audit log (rotated at 1 MiB), the vault lock"),
         ("$XDG_STATE_HOME/vaultctl/device.tpm2", "the device key sealed by the TPM (its public and private blobs), when a TPM holds it"),
         ("$XDG_STATE_HOME/vaultctl/keyring-locked", "the Secret Service collection 'vaultctl lock' locked, for 'vaultctl unlock' to unlock"),
@@ -60,13 +62,24 @@ enum Help {
         ("$XDG_STATE_HOME/vaultctl/askpass-last.json", "per slot, when askpass last delivered and a salted fingerprint of who asked (never the prompt or the secret), so a request repeated right after counts the delivery as not accepted"),
         ("$XDG_CONFIG_HOME/vaultctl/targets.json", "the targets 'vaultctl receive' may unlock with a secret sent to it ('vaultctl target add')"),
         ("$XDG_STATE_HOME/vaultctl/protected-by-gate", "left in a vault moved behind vaultctl-gate: a gate that went missing is then an error, never a quiet return to files here"),
-        ("/var/lib/vaultctl/", "vaultctl-gate's store (root:vaultctl 0770): each user's device slots, rate limit, vault lock and the gate's audit log"),
+        ("/var/lib/vaultctl/UID/", "vaultctl-gate's store (root:vaultctl 0770), one folder per user: a protected vault's device key and slots, rate limit, vault lock and the gate's audit log; deleting the state folder does not touch it"),
+        gateFile,
         ("/etc/vaultctl/gate.conf, /etc/vaultctl/policy.json", "root's choices for the gate (which TPM) and root's policy, which a user's own can only tighten"),
         ("$XDG_CONFIG_HOME/vaultctl/modes.json", "which slot each secret went to; may travel with your config"),
         ("$XDG_CONFIG_HOME/vaultctl/recovery.json", "the recovery code's copied mark (a salted fingerprint, never the code)"),
         ("$XDG_CONFIG_HOME/vaultctl/policy.json", "your policy, when you want one (else the built-in default)"),
-        ("/etc/pam.d/vaultctl", "the PAM service every gated command authenticates with (without it PAM uses the other service)"),
+        ("/etc/pam.d/vaultctl", "the PAM service every gated command authenticates with (without it PAM uses the other service); the stacks vaultctl ships are in \(Installation.current.pamStacksPlace)"),
     ]
+
+    /// This install's vaultctl-gate, for the manual page: its path, or where installs put it.
+    static var gateFile: (path: String, meaning: String) {
+        let what = "vaultctl-gate, set-group-ID vaultctl: the only program that reaches the store"
+        switch Installation.current.kind {
+        case .package, .makeInstall: return (Installation.current.gatePlace, what)
+        case .notInstalled:
+            return ("PREFIX/libexec/vaultctl/vaultctl-gate", "\(what), beside an installed PREFIX/bin/vaultctl (the Debian package's is \(Installation.packageGate))")
+        }
+    }
 
     /// The commands of a group (`vaultctl recovery`).
     static func group(_ word: String) -> String {

@@ -106,7 +106,9 @@ enum ManPage {
         """
         A sync-slot secret is only as safe as the Secret Service provider: any program in your session can \
         read an unlocked collection's items without vaultctl's gate. Use the device slot for secrets that \
-        must not leave this machine. Deleting the state folder loses every device-slot secret, by design.
+        must not leave this machine. Deleting the state folder loses every device-slot secret kept there (a \
+        vault not behind vaultctl-gate), by design; a protected vault's are in /var/lib/vaultctl/UID, which that \
+        does not touch.
         """,
         """
         read --clip hands the secret to every program in your graphical session that reads the clipboard, \

@@ -112,6 +112,16 @@ final class MachineSetupTests {
         #expect(r.stderr.contains("the protected store /var/lib/vaultctl is missing") && r.stderr.contains("which installing vaultctl makes (root:vaultctl 0770): install vaultctl again with 'sudo make install PREFIX=\(prefix)' in its source tree"), "\(r.stderr)")
     }
 
+    /// Deleting the state folder of a protected vault loses no device-slot secret: they are in the gate's
+    /// store (the README, the manual page and SECURITY.md say which folder holds them).
+    @Test func aProtectedVaultsSecretsOutliveItsStateFolder() throws {
+        let stored = m.run("alice", ["store", "mail"], stdin: .text("s3cret"))
+        try #require(stored.status == 0, "\(stored)")
+        try #require(m.asRoot("test -e \(m.home("alice"))/.local/state/vaultctl/protected-by-gate && rm -rf \(m.home("alice"))/.local/state/vaultctl").status == 0)
+        let read = m.run("alice", ["read", "mail", "--password-stdin"], stdin: .text("alice-pw\n"))
+        #expect(read.status == 0 && read.stdoutText == "s3cret", "\(read)")
+    }
+
     /// The package's gate gets the package's statoverride, which an upgrade keeps (a chmod would not last).
     @Test func thePackagesGateIsPutBackWithItsStatoverride() {
         #expect(Installation(.package).gateModeCommand(path: "/usr/libexec/vaultctl/vaultctl-gate")
