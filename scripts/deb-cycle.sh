@@ -119,6 +119,17 @@ as_alice vaultctl status mail --json | grep -q '"boundary":"gate"' || fail "alic
 [ -n "$(ls -A /var/lib/vaultctl)" ] || fail "nothing in the gate's store"
 as_alice ls /var/lib/vaultctl >/dev/null 2>&1 && fail "alice can look into the gate's store directly"
 
+step "the gate's file gone: 69, naming the package's reinstall; run as printed from the package file, it is back"
+mv "$gate" /tmp/gate.aside
+code=0; printf 'other' | as_alice vaultctl store other >/dev/null 2>/tmp/alice.err || code=$?
+[ "$code" = 69 ] && grep -qF "install vaultctl again with 'sudo apt install --reinstall ./vaultctl_*.deb'" /tmp/alice.err \
+  || fail "a missing gate: exit $code, $(cat /tmp/alice.err)"
+mkdir -p /tmp/pkg && cp /tmp/vaultctl.deb "/tmp/pkg/vaultctl_$(dpkg-deb -f /tmp/vaultctl.deb Version)_amd64.deb"
+(cd /tmp/pkg && apt-get install --reinstall -y ./vaultctl_*.deb) >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; fail "the reinstall as printed failed"; }
+rm -rf /tmp/gate.aside /tmp/pkg
+check_installed
+[ "$(printf 'Corr3ct-horse\n' | as_alice vaultctl read mail --password-stdin)" = alices-secret ] || fail "the reinstalled gate did not give alice her secret"
+
 step "a deleted account's uid given to a new account: the new one gets nothing of the old one's"
 useradd -m -s /bin/sh erin
 echo 'erin:Erin-pw-1' | chpasswd

@@ -104,21 +104,19 @@ public struct Installation: Sendable, Equatable {
 
     // MARK: Remedies
 
-    /// The command that installs vaultctl again as this installer did (the gate with its group and store);
-    /// nil for a vaultctl that is not installed.
-    public var reinstallCommand: String? {
-        switch kind {
-        case .package: return "sudo apt install --reinstall vaultctl"
-        case .makeInstall: return "sudo make install\(prefixArgument)"
-        case .notInstalled: return nil
-        }
+    /// How apt installs the package `name` (again, with `reinstall`), as words with the commands quoted: from
+    /// an apt source that has it, or from the package file, which is how vaultctl's packages are installed
+    /// today (`make deb`, then `apt install ./…deb`), where apt cannot download it again.
+    static func apt(_ name: String, reinstall: Bool = false) -> String {
+        let again = reinstall ? "--reinstall " : ""
+        return "'sudo apt install \(again)./\(name)_*.deb' in the folder of its package file (or 'sudo apt install \(again)\(name)' where an apt source has it)"
     }
 
     /// How to put vaultctl's gate back (its file, its group, its store), as a clause:
     /// "install vaultctl again with 'sudo apt install --reinstall vaultctl'".
     public var reinstall: String {
         switch kind {
-        case .package: return "install vaultctl again with 'sudo apt install --reinstall vaultctl'"
+        case .package: return "install vaultctl again with \(Self.apt("vaultctl", reinstall: true))"
         case .makeInstall: return "install vaultctl again with 'sudo make install\(prefixArgument)' in its source tree"
         case .notInstalled(let folder): return "\(notInstalledWords(folder)): install it ('sudo make install' in its source tree, or the Debian package) and run the installed vaultctl"
         }
@@ -128,7 +126,7 @@ public struct Installation: Sendable, Equatable {
     /// (after "To close that, ").
     public var installGate: String {
         switch kind {
-        case .package: return "put the package's gate back with 'sudo apt install --reinstall vaultctl'"
+        case .package: return "put the package's gate back by installing vaultctl again with \(Self.apt("vaultctl", reinstall: true))"
         case .makeInstall: return "install the gate with 'sudo make install\(prefixArgument)' in vaultctl's source tree"
         case .notInstalled(let folder):
             return "use an installed vaultctl ('sudo make install' in its source tree, or the Debian package), which has the gate beside it: this one is not installed (it runs from \(folder))"
@@ -153,7 +151,7 @@ public struct Installation: Sendable, Equatable {
     public var gateTPMAccess: String {
         switch kind {
         case .package:
-            return "the package vaultctl-tpm ('sudo apt install vaultctl-tpm') brings the helper and the udev rule that let it use /dev/tpmrm0"
+            return "the package vaultctl-tpm brings the helper and the udev rule that let it use /dev/tpmrm0"
         case .makeInstall:
             return "'sudo make install\(prefixArgument) TPM_RULE=yes' in vaultctl's source tree lets it use /dev/tpmrm0"
         case .notInstalled:
@@ -165,14 +163,14 @@ public struct Installation: Sendable, Equatable {
     /// package; nil elsewhere. `helper`: where the package puts it (a test sets another).
     public func tpmPackageAdvice(helper: String = Installation.packageHelper) -> String? {
         guard kind == .package, access(helper, F_OK) != 0 else { return nil }
-        return "The TPM is used through the package vaultctl-tpm, which is not installed (\(helper) is missing): install it with 'sudo apt install vaultctl-tpm'."
+        return "The TPM is used through the package vaultctl-tpm, which is not installed (\(helper) is missing): install it with \(Self.apt("vaultctl-tpm"))."
     }
 
     /// What puts a missing TPM helper back, as a sentence without its full stop.
     public var helperRemedy: String {
         switch kind {
         case .package:
-            return "It is in the package vaultctl-tpm: install it with 'sudo apt install vaultctl-tpm' (with --reinstall when it is installed)"
+            return "It is in the package vaultctl-tpm: install it with \(Self.apt("vaultctl-tpm")), with --reinstall when it is installed"
         case .makeInstall:
             return "Install it there again with 'sudo make install\(prefixArgument)' in vaultctl's source tree, which copies both"
         case .notInstalled:

@@ -48,17 +48,15 @@ struct InstallationTests {
     /// Putting the gate back: the package is reinstalled with apt; `make install` is run again with the same
     /// PREFIX (none for its default); a build tree is told to install, never given a command as if it were.
     @Test func reinstallingNamesThisInstaller() {
-        #expect(package.reinstallCommand == "sudo apt install --reinstall vaultctl")
-        #expect(package.reinstall == "install vaultctl again with 'sudo apt install --reinstall vaultctl'")
-        #expect(usrLocal.reinstallCommand == "sudo make install")
+        // The package as vaultctl's are installed today, from its file (apt cannot download it again), and
+        // from an apt source.
+        #expect(package.reinstall == "install vaultctl again with 'sudo apt install --reinstall ./vaultctl_*.deb' in the folder of its package file (or 'sudo apt install --reinstall vaultctl' where an apt source has it)")
         #expect(usrLocal.reinstall == "install vaultctl again with 'sudo make install' in its source tree")
-        #expect(opt.reinstallCommand == "sudo make install PREFIX=/opt/vc")
-        #expect(opt.reinstall.contains("'sudo make install PREFIX=/opt/vc'"))
-        #expect(tree.reinstallCommand == nil)
+        #expect(opt.reinstall == "install vaultctl again with 'sudo make install PREFIX=/opt/vc' in its source tree")
         #expect(tree.reinstall.hasPrefix("this vaultctl is not an installed one (it runs from /src/vaultctl/.build/debug)"), "\(tree.reinstall)")
         #expect(tree.reinstall.contains("'sudo make install' in its source tree, or the Debian package"), "\(tree.reinstall)")
         for i in [package, usrLocal, opt] { #expect(!i.reinstall.contains("not an installed one")) }
-        #expect(package.installGate.contains("'sudo apt install --reinstall vaultctl'") && !package.installGate.contains("make"))
+        #expect(package.installGate.contains("'sudo apt install --reinstall ./vaultctl_*.deb'") && !package.installGate.contains("make"))
         #expect(opt.installGate.contains("'sudo make install PREFIX=/opt/vc'") && !opt.installGate.contains("apt"))
         #expect(tree.installGate.contains("this one is not installed (it runs from /src/vaultctl/.build/debug)"), "\(tree.installGate)")
     }
@@ -76,11 +74,12 @@ struct InstallationTests {
 
     /// TPM access for the gate: the package vaultctl-tpm (its udev rule) or `make install TPM_RULE=yes`.
     @Test func tpmAccessNamesThePackageOrTheRule() {
-        #expect(package.gateTPMAccess.contains("'sudo apt install vaultctl-tpm'") && !package.gateTPMAccess.contains("TPM_RULE"))
+        #expect(package.gateTPMAccess.contains("the package vaultctl-tpm") && !package.gateTPMAccess.contains("TPM_RULE"))
         #expect(usrLocal.gateTPMAccess.contains("'sudo make install TPM_RULE=yes'") && !usrLocal.gateTPMAccess.contains("apt"))
         #expect(opt.gateTPMAccess.contains("'sudo make install PREFIX=/opt/vc TPM_RULE=yes'"))
         #expect(tree.gateTPMAccess.contains("TPM_RULE=yes") && tree.gateTPMAccess.contains("vaultctl-tpm"))
         #expect(usrLocal.helperRemedy.contains("'sudo make install'") && tree.helperRemedy.contains("run an installed vaultctl"))
+        #expect(package.helperRemedy.contains("'sudo apt install ./vaultctl-tpm_*.deb'") && package.helperRemedy.contains("'sudo apt install vaultctl-tpm'"))
     }
 
     /// The PAM stack: a copy of the package's example over /etc/pam.d/vaultctl, or `make install PAM_STACK=`.

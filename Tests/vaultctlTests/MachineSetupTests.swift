@@ -68,6 +68,13 @@ final class MachineSetupTests {
         #expect(r.stderr.contains("sudo sh -c 'pamu2fcfg -u alice >> /etc/vaultctl/u2f_mappings'"), "\(r.stderr)")
         #expect(!r.stderr.contains("no reader or key"), "\(r.stderr)")
         #expect(!log(path).contains("\"result\":\"failed\""), "nothing counted: \(log(path))")
+        // The other way out names the installer of the program that ran PAM: the gate's `make install`
+        // under its PREFIX; the plain copy is not installed, so both installers' commands.
+        let prefix = String(m.gate.dropLast("/libexec/vaultctl/vaultctl-gate".count))
+        let back = path == .gate
+            ? "put the password stack back with 'sudo make install PREFIX=\(prefix) PAM_STACK=password' in vaultctl's source tree"
+            : "put the password stack back with 'sudo make install PAM_STACK=password' in vaultctl's source tree (with the Debian package: 'sudo cp /usr/share/doc/vaultctl/pam.d/vaultctl /etc/pam.d/vaultctl')"
+        #expect(r.stderr.contains(back), "\(r.stderr)")
 
         m.asRoot("cp \(Paths.repositoryRoot)/policy/pam.d/vaultctl-password-and-key /etc/pam.d/vaultctl")
         let both = m.run("alice", ["read", "mail", "--password-stdin"], program: vaultctl(path), stdin: .text("alice-pw\n"),

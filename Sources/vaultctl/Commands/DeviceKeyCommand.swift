@@ -126,7 +126,7 @@ extension DeviceKeyCommand {
         switch try context.protection() {
         case .gate(let started), .none(_, let started?): client = started
         case .none:
-            throw CommandFailure(code: .unavailable, message: "vaultctl-gate is not installed beside vaultctl (../libexec/vaultctl/vaultctl-gate), so there is nothing to move the vault behind; \(Installation.current.reinstall) (the gate comes with its group and store).")
+            throw CommandFailure(code: .unavailable, message: "vaultctl-gate (with its group and store) is not installed beside vaultctl (../libexec/vaultctl/vaultctl-gate), so there is nothing to move the vault behind; \(Installation.current.reinstall).")
         }
         let machine = try MachineSetup.identity()
         let state = context.locations.state
