@@ -62,7 +62,7 @@ enum Help {
         ("$XDG_STATE_HOME/vaultctl/askpass-last.json", "per slot, when askpass last delivered and a salted fingerprint of who asked (never the prompt or the secret), so a request repeated right after counts the delivery as not accepted"),
         ("$XDG_CONFIG_HOME/vaultctl/targets.json", "the targets 'vaultctl receive' may unlock with a secret sent to it ('vaultctl target add')"),
         ("$XDG_STATE_HOME/vaultctl/protected-by-gate", "left in a vault moved behind vaultctl-gate: a gate that went missing is then an error, never a quiet return to files here"),
-        ("/var/lib/vaultctl/UID/", "vaultctl-gate's store (root:vaultctl 0770), one folder per user: a protected vault's device key and slots, rate limit, vault lock and the gate's audit log; deleting the state folder does not touch it"),
+        ("/var/lib/vaultctl/UID/", "the store of vaultctl-gate (root:vaultctl 0770), one folder per user: a protected vault's device key and slots, rate limit, vault lock and the gate's audit log; deleting the state folder does not touch it"),
         gateFile,
         ("/etc/vaultctl/gate.conf, /etc/vaultctl/policy.json", "root's choices for the gate (which TPM) and root's policy, which a user's own can only tighten"),
         ("$XDG_CONFIG_HOME/vaultctl/modes.json", "which slot each secret went to; may travel with your config"),
@@ -73,7 +73,7 @@ enum Help {
 
     /// This install's vaultctl-gate, for the manual page: its path, or where installs put it.
     static var gateFile: (path: String, meaning: String) {
-        let what = "vaultctl-gate, set-group-ID vaultctl: the only program that reaches the store"
+        let what = "the gate, set-group-ID vaultctl: the only program that reaches /var/lib/vaultctl"
         switch Installation.current.kind {
         case .package, .makeInstall: return (Installation.current.gatePlace, what)
         case .notInstalled:
