@@ -26,7 +26,8 @@ rarely does. It prints "ready" once the name is owned. Scenarios:
     alias-race   gnome-keyring's first-call race: the first ReadAlias answers "/" and every search before
                  the second ReadAlias finds nothing; then as provider, with a real key exchange and the
                  value "allowed-secret"
-    names-clients  as KeePassXC names its clients: its process is called "keepassxc", and at the first
+    names-clients  as KeePassXC names its clients: its process is called "keepassxc" (so vaultctl searches it
+                 as it searches KeePassXC: Locked first, then each collection), and at the first
                  Secret Service call of each connection it asks the bus for the connection's process and
                  reads its /proc/PID/exe, printing "client EXE" (or "client unreadable: WHY"), what it
                  holds ("client holds 0=socket 1=/dev/null ..."), then its parent's ("parent ..."); it drops its capabilities first (a provider running as the
@@ -188,8 +189,10 @@ class Service(dbus.service.Object):
             return dbus.Array([dbus.ObjectPath(COLLECTION_PATH)], signature="o"), dbus.ObjectPath("/")
         return dbus.Array([], signature="o"), dbus.ObjectPath(PROMPT_PATH)
 
-    @dbus.service.method(PROPERTIES, in_signature="ss", out_signature="v", async_callbacks=("reply", "error"))
-    def Get(self, interface, name, reply, error):
+    @dbus.service.method(PROPERTIES, in_signature="ss", out_signature="v", async_callbacks=("reply", "error"),
+                         sender_keyword="sender")
+    def Get(self, interface, name, reply, error, sender=None):
+        name_client(sender)
         if never_answer():
             return
         refuse_everything()
@@ -211,8 +214,10 @@ class Service(dbus.service.Object):
 
 
 class Collection(dbus.service.Object):
-    @dbus.service.method(COLLECTION, in_signature="a{ss}", out_signature="ao", async_callbacks=("reply", "error"))
-    def SearchItems(self, attributes, reply, error):
+    @dbus.service.method(COLLECTION, in_signature="a{ss}", out_signature="ao", async_callbacks=("reply", "error"),
+                         sender_keyword="sender")
+    def SearchItems(self, attributes, reply, error, sender=None):
+        name_client(sender)
         if never_answer():
             return
         refuse_everything()
@@ -284,6 +289,9 @@ class Item(dbus.service.Object):
         refuse_everything()
         if name == "Label":
             reply(dbus.String("Fake", variant_level=1))
+        elif name == "Locked":
+            # As the search says: locked in the scenarios whose search lists it locked.
+            reply(dbus.Boolean(scenario in ("item-locked", "item-locked-allow"), variant_level=1))
         elif name == "Modified":
             reply(dbus.UInt64(1, variant_level=1))
         else:

@@ -31,6 +31,9 @@ final class SecretServiceClient {
     }
 
     private let bus: BusConnection
+    /// The process name of the provider's process (`/proc/PID/comm`: `keepassxc`, `gnome-keyring-d`), as the
+    /// bus said at connect time; nil when it could not be read.
+    let providerProcess: String?
     /// The default collection's object path, once the `default` alias was resolved (`defaultCollection()`).
     private var collectionPath: String?
     private var session: (path: String, key: SessionKey)?
@@ -48,9 +51,10 @@ final class SecretServiceClient {
     /// Only the next operation, a read of the same slot, may use it (`secretFoundBeforeRead`), and only once.
     private var keptForRead: (name: SlotName, path: String, operation: Int)?
 
-    private init(bus: BusConnection, deadline: Deadline) {
+    private init(bus: BusConnection, deadline: Deadline, providerProcess: String?) {
         self.bus = bus
         self.deadline = deadline
+        self.providerProcess = providerProcess
     }
 
     // MARK: - One client per process
@@ -130,17 +134,18 @@ final class SecretServiceClient {
         // answer to who the provider is: one round trip for both. A provider that names its clients by their
         // executables gets a connection whose process it can read (BusConnector), pinged in turn; this first
         // one is then closed unused (its Ping is answered by the provider's D-Bus library alone).
-        let (namesClients, replies): (Bool, [Reply])
+        let (process, replies): (String?, [Reply])
         do {
-            (namesClients, replies) = try bus.askWhetherProviderNamesClientsByExecutable(alongside: [ping], destination: destination, deadline: deadline)
+            (process, replies) = try bus.askProviderProcessName(alongside: [ping], destination: destination, deadline: deadline)
         } catch { throw .bus(error) }
+        let namesClients = process.map(BusConnector.providerNamesClientsByExecutable(processName:)) ?? false
         if namesClients, let seen = bus.reopenedThroughConnector(deadline: deadline) {
-            let client = SecretServiceClient(bus: seen, deadline: deadline)
+            let client = SecretServiceClient(bus: seen, deadline: deadline, providerProcess: process)
             try client.waitUntilTheProviderKnowsThisConnection()
             return client
         }
         try pinged(replies[0])
-        return SecretServiceClient(bus: bus, deadline: deadline)
+        return SecretServiceClient(bus: bus, deadline: deadline, providerProcess: process)
     }
 
     /// A first call on the new connection, answered before anything else is sent.
@@ -335,6 +340,75 @@ final class SecretServiceClient {
         return paths
     }
 
+    // MARK: - Searching a provider that may ask to unlock first
+
+    /// Whether a search across every collection may make this provider ask the person to unlock something.
+    ///
+    /// KeePassXC (2.7) answers `Service.SearchItems` while no database is unlocked by showing its unlock
+    /// dialog and holding the answer until the person unlocks or cancels ("Prompt to unlock database before
+    /// searching", `FdoSecrets/UnlockBeforeSearch`, on by default; `Service::searchItems` in its
+    /// src/fdosecrets/objects/Service.cpp): a `status` or `list` would show a dialog and wait out its bound. Its
+    /// `Collection.SearchItems` never asks (a locked database answers nothing), so vaultctl reads which
+    /// collections are locked first and searches each one on its own. gnome-keyring and the specification's
+    /// `SearchItems` never prompt: one call across every collection, as libsecret does.
+    var searchMayPrompt: Bool { providerProcess == "keepassxc" }
+
+    /// A collection as `searchCollectionByCollection` saw it.
+    struct CollectionSeen {
+        let path: String
+        let locked: Bool
+        /// Its label as shown (`shownLabel`), when asked for.
+        let label: String?
+    }
+
+    /// The items with `attributes` in every collection, asked so that nothing can prompt: the collections
+    /// (with `extra` calls, such as the key exchange, in the same trip, their replies given back), then each
+    /// one's `Locked` (and `Label`, with `labels`) and its own `Collection.SearchItems` in one trip, then,
+    /// with `itemLocks`, each found item's own `Locked` (KeePassXC's "confirm access" locks items, per
+    /// client, in an unlocked collection) in a third, only when something was found. An item of a locked
+    /// collection is locked. A collection or item gone meanwhile is passed over. Items come unlocked first, as
+    /// `Service.SearchItems` gives them.
+    func searchCollectionByCollection(_ attributes: [(String, String)], extra: [BusCall] = [], labels: Bool = false,
+                                      itemLocks: Bool = true) throws(Failure) -> (items: [Item], collections: [CollectionSeen], extra: [Reply]) {
+        let first = try callAllResolvingAlias([Self.collectionsProperty] + extra)
+        let paths = try Self.collections(first[0])
+        let n = paths.count
+        let answers = try callAll(paths.map(Self.lockedProperty)
+                                  + (labels ? paths.map { Self.getProperty($0, Self.collectionInterface, "Label") } : [])
+                                  + paths.map { Self.method($0, Self.collectionInterface, "SearchItems", [DBusValue.stringDictionary(attributes)]) })
+        var collections: [CollectionSeen] = []
+        var found: [(path: String, inLocked: Bool)] = []
+        for (i, path) in paths.enumerated() {
+            let search = answers[(labels ? 2 : 1) * n + i]
+            if case .failure(.remote(let name, _)) = answers[i], Self.isGone(name) { continue }
+            if case .failure(.remote(let name, _)) = search, Self.isGone(name) { continue }
+            let locked = try Self.lockedState(answers[i])
+            let label = labels ? Self.shownLabel((try? Self.values(answers[n + i]))?.first?.unwrapped.string ?? "", ofCollection: path) : nil
+            collections.append(CollectionSeen(path: path, locked: locked, label: label))
+            guard let items = try Self.values(search).first?.objectPaths else {
+                throw .bus(.protocolError("the provider answered Collection.SearchItems with something else"))
+            }
+            found += items.map { ($0, locked) }
+        }
+        var items: [Item] = []
+        let open = found.filter { !$0.inLocked }
+        if itemLocks && !open.isEmpty {
+            for (item, reply) in zip(open, try callAll(open.map { Self.getProperty($0.path, Self.itemInterface, "Locked") })) {
+                if case .failure(.remote(let name, _)) = reply, Self.isGone(name) { continue }
+                guard let locked = try Self.values(reply).first?.unwrapped.bool else {
+                    throw .bus(.protocolError("the provider's item has no Locked property"))
+                }
+                items.append(Item(path: item.path, locked: locked))
+            }
+        } else {
+            items = open.map { Item(path: $0.path, locked: false) }
+        }
+        items += found.filter(\.inLocked).map { Item(path: $0.path, locked: true) }
+        items = items.filter { !$0.locked } + items.filter(\.locked)
+        if items.isEmpty, collections.contains(where: \.locked) { throw .slot(Self.lockedCollection) }
+        return (items, collections, Array(first.dropFirst()))
+    }
+
     /// Whether any of `paths` is locked (each one's `Locked`, asked in one trip).
     private func someCollectionIsLocked(_ paths: [String]) throws(Failure) -> Bool {
         for reply in try callAll(paths.map { Self.getProperty($0, Self.collectionInterface, "Locked") }) {
@@ -360,7 +434,6 @@ final class SecretServiceClient {
     /// item may be locked in an unlocked collection: KeePassXC's "confirm access"). With `openingSession`, the
     /// key exchange rides along when there is no session yet: one round trip for both.
     func items(slot name: SlotName, openingSession: SessionOpening = .no) throws(Failure) -> [Item] {
-        var calls = [Self.search(SecretServiceSlot.attributes(name)), Self.collectionsProperty]
         var exchange: SessionKeyExchange?
         if session == nil {
             switch openingSession {
@@ -369,14 +442,22 @@ final class SecretServiceClient {
             case .ahead: exchange = try? Self.newExchange()
             }
         }
-        if let exchange {
-            calls.append(Self.openSession(exchange))
+        let extra = exchange.map { [Self.openSession($0)] } ?? []
+        let finish = { (reply: Reply) throws(Failure) in
+            guard let exchange else { return }
+            if openingSession == .ahead { try? self.finishSession(reply, exchange) } else { try self.finishSession(reply, exchange) }
         }
-        let replies = try callAllResolvingAlias(calls)
-        if let exchange {
-            if openingSession == .ahead { try? finishSession(replies[2], exchange) } else { try finishSession(replies[2], exchange) }
+        let found: [Item]
+        if searchMayPrompt {
+            // The key exchange rides with the first trip; the search itself never prompts.
+            let result = try searchCollectionByCollection(SecretServiceSlot.attributes(name), extra: extra)
+            if let reply = result.extra.first { try finish(reply) }
+            found = result.items
+        } else {
+            let replies = try callAllResolvingAlias([Self.search(SecretServiceSlot.attributes(name)), Self.collectionsProperty] + extra)
+            if exchange != nil { try finish(replies[2]) }
+            found = try searched(replies[0], collections: replies[1])
         }
-        let found = try searched(replies[0], collections: replies[1])
         lastFound = (name, found)
         return found
     }
@@ -527,13 +608,15 @@ final class SecretServiceClient {
     func store(_ secret: SecretBytes, attributes: [(String, String)], label: String) throws(Failure) {
         lastFound = nil
         let collection = try defaultCollection()
-        // The slot's items ride along with the collection's lock state: one trip, as before.
-        var calls = [Self.lockedProperty(collection), Self.search(attributes)]
+        // The slot's items ride along with the collection's lock state: one trip, as before. A provider whose
+        // search may prompt (`searchMayPrompt`) is searched only once the default collection is known unlocked.
+        let searchFirst = !searchMayPrompt
+        var calls = [Self.lockedProperty(collection)] + (searchFirst ? [Self.search(attributes)] : [])
         let exchange = session == nil ? try Self.newExchange() : nil
         if let exchange {
             calls.append(Self.openSession(exchange))
         }
-        let replies = try callAll(calls)
+        var replies = try callAll(calls)
         var collectionWasLocked = false
         if try Self.lockedState(replies[0]) {
             collectionWasLocked = true
@@ -541,7 +624,10 @@ final class SecretServiceClient {
                 throw .slot(.locked("the default collection is locked; unlock it and try again (gnome-keyring unlocks at your desktop login; KeePassXC when you open its database)"))
             }
         }
-        if let exchange { try finishSession(replies[2], exchange) }
+        if let exchange { try finishSession(replies[calls.count - 1], exchange) }
+        if !searchFirst && !collectionWasLocked {
+            replies.insert(try callAll([Self.search(attributes)])[0], at: 1)
+        }
         let session = try ensureSession()
         let wire = Self.secretStructure(secret, session: session)
         // A value of this slot already in the default collection is replaced in place (`Item.SetSecret`):
@@ -623,7 +709,14 @@ final class SecretServiceClient {
     /// and the labels of the collections that are locked (asked in the same trip as the attributes): a
     /// provider may hide a locked collection's items.
     func slotNames() throws(Failure) -> (names: [String], lockedCollections: [String]) {
-        let replies = try callAllResolvingAlias([Self.search([("xdg:schema", SecretServiceSlot.schemaName)]), Self.collectionsProperty])
+        let schema = [("xdg:schema", SecretServiceSlot.schemaName)]
+        if searchMayPrompt {
+            // Locked, labels and each collection's search in one trip (nothing prompts), then the attributes.
+            let (items, collections, _) = try searchCollectionByCollection(schema, labels: true, itemLocks: false)
+            let answers = try callAll(items.map { Self.getProperty($0.path, Self.itemInterface, "Attributes") })
+            return (try Self.slotAttributes(answers), collections.filter(\.locked).compactMap(\.label))
+        }
+        let replies = try callAllResolvingAlias([Self.search(schema), Self.collectionsProperty])
         let paths = try searched(replies[0], collections: replies[1]).map(\.path)
         let collections = try Self.collections(replies[1])
         let answers = try callAll(paths.map { Self.getProperty($0, Self.itemInterface, "Attributes") }
@@ -637,16 +730,21 @@ final class SecretServiceClient {
             let label = (try? Self.values(answers[paths.count + collections.count + i]))?.first?.unwrapped.string ?? ""
             locked.append(Self.shownLabel(label, ofCollection: collection))
         }
+        return (try Self.slotAttributes(Array(answers.prefix(paths.count))), locked)
+    }
+
+    /// The `slot` attribute in each answer to an item's `Attributes`; an item deleted meanwhile is passed over.
+    private static func slotAttributes(_ answers: [Reply]) throws(Failure) -> [String] {
         var names: [String] = []
-        for reply in answers.prefix(paths.count) {
+        for reply in answers {
             let v: [DBusValue]
-            do { v = try Self.values(reply) } catch {
-                if case .bus(.remote(let name, _)) = error, Self.isGone(name) { continue }  // deleted meanwhile
+            do { v = try values(reply) } catch {
+                if case .bus(.remote(let name, _)) = error, isGone(name) { continue }  // deleted meanwhile
                 throw error
             }
             if let slot = v.first?.unwrapped.stringPairs?[SecretServiceSlot.attribute] { names.append(slot) }
         }
-        return (names, locked)
+        return names
     }
 
     /// Locks the default collection unless it already is; whether this call locked it. Returns only when the

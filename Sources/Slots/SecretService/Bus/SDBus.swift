@@ -64,19 +64,20 @@ final class BusConnection {
         }
     }
 
-    /// Whether the process that owns `org.freedesktop.secrets` names its clients by the executable of their
-    /// process (KeePassXC), which it cannot read for vaultctl (not dumpable), asked of the bus in the same
-    /// trip as `calls` (to `destination`), whose replies come back too: one round trip for both. False when
-    /// the name has no owner yet or the bus's answer cannot be used; a failure of the connection throws.
-    func askWhetherProviderNamesClientsByExecutable(alongside calls: [BusCall], destination: String,
-                                                    deadline: Deadline) throws(DBusError) -> (Bool, [Result<[DBusValue], DBusError>]) {
+    /// The process name of the process that owns `org.freedesktop.secrets` (`keepassxc`, `gnome-keyring-d`),
+    /// asked of the bus in the same trip as `calls` (to `destination`), whose replies come back too: one
+    /// round trip for both. Whether that provider names its clients by the executable of their process
+    /// (KeePassXC), which it cannot read for vaultctl (not dumpable), and how it must be searched, follow from
+    /// it. nil when the name has no owner yet or the bus's answer cannot be used; a failure of the connection
+    /// throws.
+    func askProviderProcessName(alongside calls: [BusCall], destination: String,
+                                deadline: Deadline) throws(DBusError) -> (String?, [Result<[DBusValue], DBusError>]) {
         let ask = BusCall("/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
                           [.string("org.freedesktop.secrets")], to: "org.freedesktop.DBus")
         let replies = try callAll([ask] + calls, destination: destination, deadline: deadline)
         let theirs = Array(replies.dropFirst())
-        guard case .success(let values) = replies[0], case .uint32(let pid)? = values.first,
-              let name = BusConnector.processName(of: pid) else { return (false, theirs) }
-        return (BusConnector.providerNamesClientsByExecutable(processName: name), theirs)
+        guard case .success(let values) = replies[0], case .uint32(let pid)? = values.first else { return (nil, theirs) }
+        return (BusConnector.processName(of: pid), theirs)
     }
 
     /// A second connection to the same bus, on a socket that the connector connected (`BusConnector`), so
