@@ -39,9 +39,30 @@ public struct LocationStatus: Sendable, Equatable {
     public let state: State
     /// The mode `loadMode` answered; nil for unknown and none.
     public let mode: SlotMode?
-    public var message: String
+    /// One sentence: where the value is, or why that is not known. Said first, after the state.
+    public var summary: String
+    /// Facts that qualify the summary or need the person: a lock, another copy, a copy not ruled out, a
+    /// boundary not in effect. Said by default, each on its own line.
+    public var notes: [String] = []
+    /// What the summary means: how far an item may travel, what binds a key, what guards the device slot.
+    /// Said with `--verbose`.
+    public var details: [String] = []
     /// For a value in the device slot: what binds its key to this machine (`tpm2` or `machine-id`).
     public var binding: String? = nil
+
+    public init(slot: SlotName, state: State, mode: SlotMode?, summary: String, notes: [String] = [],
+                details: [String] = [], binding: String? = nil) {
+        self.slot = slot
+        self.state = state
+        self.mode = mode
+        self.summary = summary
+        self.notes = notes
+        self.details = details
+        self.binding = binding
+    }
+
+    /// Everything, as one paragraph: the summary, the notes, then the details (`--json`'s `message`).
+    public var message: String { ([summary] + notes + details).joined(separator: " ") }
 }
 
 extension Vault {
@@ -130,68 +151,81 @@ extension Vault {
             return (recorded, inDevice, inSync)
         }
         let answer = Self.decide(recorded, record: record.filePath) { $0 == .device ? inDevice : inSync }
+        return Self.describe(name, answer, recorded: recorded, inDevice: inDevice, inSync: inSync,
+                             record: record.filePath, device: device, sync: sync)
+    }
+
+    /// The words for what `decide` answered (`answer`), from what each slot said.
+    static func describe(_ name: SlotName, _ answer: LoadMode, recorded: ModeRecord.Lookup, inDevice: Holding, inSync: Holding,
+                         record: String, device: any Slot, sync: any Slot) -> LocationStatus {
         let mode: SlotMode
         switch answer {
         case .mode(let m, _): mode = m
         case .none:
-            return LocationStatus(slot: name, state: .none, mode: nil, message: "Slot '\(name)' holds no value.")
+            return LocationStatus(slot: name, state: .none, mode: nil, summary: "Slot '\(name)' holds no value.")
         case .conflicting(let path, let detail):
-            return LocationStatus(slot: name, state: .unknown, mode: nil, message:
+            return LocationStatus(slot: name, state: .unknown, mode: nil, summary:
                 "vaultctl cannot tell which copy of slot '\(name)' is the value: the mode record (\(path)) that says so \(detail).")
         case .unknown(let e):
-            return LocationStatus(slot: name, state: .unknown, mode: nil,
-                                  message: Self.unknownText(name, e, recorded: recorded.mode, inDevice: inDevice, inSync: inSync))
+            let (summary, notes) = unknownText(name, e, recorded: recorded.mode, inDevice: inDevice, inSync: inSync)
+            return LocationStatus(slot: name, state: .unknown, mode: nil, summary: summary, notes: notes)
         }
 
         let binding = mode == .device ? device.binding(of: name) : nil
+        let bindingDetail = binding.map { [bindingText($0, gated: device is any GatedSlot)] } ?? []
         if case .holds(let locked) = inSync {
             // Any value in the collection may leave this device, so the state says so even when reads use
-            // a device copy; the message says which one reads use.
+            // a device copy; the words say which one reads use.
             let place = sync.place(of: name) ?? "the Secret Service"
-            var message: String
             if mode == .device {
-                message = "Slot '\(name)' is read from the device slot, but a copy is also in \(place). Whether that copy reaches your other devices depends on the provider; vaultctl cannot confirm it either way. Store or move the slot again to remove it."
-                if let b = binding { message += " " + Self.bindingText(b, gated: device is any GatedSlot) }
-            } else {
-                message = "Slot '\(name)' is in \(place). Whether it reaches your other devices depends on the provider; vaultctl cannot confirm that it does."
-                if locked { message += " It is locked in the provider (a locked collection, or an access the provider asks you to confirm): reading it needs the provider to unlock it." }
-                if case .holds = inDevice { message += " A copy is also in the device slot." }
+                return LocationStatus(slot: name, state: .inSlot, mode: mode,
+                    summary: "Slot '\(name)' is read from the device slot, but a copy is also in \(place).",
+                    notes: ["Store or move the slot again to remove that copy."],
+                    details: ["Whether that copy reaches your other devices depends on the provider; vaultctl cannot confirm it either way."] + bindingDetail,
+                    binding: binding)
             }
-            return LocationStatus(slot: name, state: .inSlot, mode: mode, message: message, binding: binding)
+            var notes: [String] = []
+            if locked { notes.append("It is locked in the provider (a locked collection, or an access the provider asks you to confirm): reading it needs the provider to unlock it.") }
+            if case .holds = inDevice { notes.append("A copy is also in the device slot.") }
+            return LocationStatus(slot: name, state: .inSlot, mode: mode, summary: "Slot '\(name)' is in \(place).", notes: notes,
+                details: ["Whether it reaches your other devices depends on the provider; vaultctl cannot confirm that it does."],
+                binding: binding)
         }
         // Only a key sealed by the TPM guarantees that no copy opens elsewhere; the machine id does not.
         let sealedByTPM = binding == DeviceKeyBinding.tpm2.rawValue
         // "Not in the Secret Service" only when it answered so: a look that failed rules nothing out.
         var syncAnswered = true
         if case .unknown = inSync { syncAnswered = false }
-        var message = sealedByTPM ? "Slot '\(name)' is sealed to this machine and cannot leave this device."
+        let summary = sealedByTPM ? "Slot '\(name)' is sealed to this machine and cannot leave this device."
                     : syncAnswered ? "Slot '\(name)' is in the device slot on this machine, not in the Secret Service."
                                    : "Slot '\(name)' is in the device slot on this machine."
-        if let b = binding { message += " " + Self.bindingText(b, gated: device is any GatedSlot) }
+        var notes: [String] = []
         if case .unknown(let e) = inSync {
-            message += " A copy in the Secret Service is not ruled out: it could not be asked (\(Self.reason(e)))."
+            notes.append("A copy in the Secret Service is not ruled out: it could not be asked (\(reason(e))).")
         }
         return LocationStatus(slot: name, state: sealedByTPM ? .cannotLeaveDevice : .onThisDevice, mode: mode,
-                              message: message, binding: binding)
+                              summary: summary, notes: notes, details: bindingDetail, binding: binding)
     }
 
-    /// Why a status is "unknown": the slot that could not be asked, and what the other one holds.
-    static func unknownText(_ name: SlotName, _ e: SlotError, recorded: SlotMode?, inDevice: Holding, inSync: Holding) -> String {
+    /// Why a status is "unknown": the slot that could not be asked (the summary), and what the other one
+    /// holds (a note).
+    static func unknownText(_ name: SlotName, _ e: SlotError, recorded: SlotMode?, inDevice: Holding, inSync: Holding) -> (String, [String]) {
         if case .unknown = inDevice {
             switch e {
             case .foreignMachine, .wrongSlot, .tampered:
                 // We did look: there is a file, and it can never open here.
-                return "The device slot has a file for '\(name)' that cannot open here: \(reason(e))."
+                return ("The device slot has a file for '\(name)' that cannot open here: \(reason(e)).", [])
             default:
-                return "Could not look in the device slot for '\(name)': \(reason(e)). It may still be there."
+                return ("Could not look in the device slot for '\(name)': \(reason(e)).", ["It may still be there."])
             }
         }
         if case .holds = inDevice {
             let why = recorded == .sync ? "the mode record says the value is in the Secret Service"
                                         : "the mode record cannot be read, so the Secret Service may hold another copy"
-            return "Could not ask the Secret Service about '\(name)': \(reason(e)). A copy is in the device slot, but \(why): that copy is not served as the value until the Secret Service can be asked."
+            return ("Could not ask the Secret Service about '\(name)': \(reason(e)).",
+                    ["A copy is in the device slot, but \(why): that copy is not served as the value until the Secret Service can be asked."])
         }
-        return "Could not ask the Secret Service about '\(name)': \(reason(e)). It is not in the device slot, but it may still be in the keyring."
+        return ("Could not ask the Secret Service about '\(name)': \(reason(e)).", ["It is not in the device slot, but it may still be in the keyring."])
     }
 
     /// What a device-slot binding means, in one sentence (never claims the TPM unless the key is sealed by it).

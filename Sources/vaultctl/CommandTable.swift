@@ -59,6 +59,8 @@ enum CommandTable {
         .flag("clip", "put the secret on the clipboard instead of standard output"),
         .value("clip-seconds", "N", "clear the clipboard after N seconds if it still holds the secret (default 45, or VAULTCTL_CLIP_SECONDS)"),
     ]
+    /// `status` and `recovery status`: the explanation after the state's line.
+    static let verboseOption = OptionSpec.flag("verbose", "also say what the state means (what binds the key, how far an item may travel)")
     /// Every command that may ask PAM takes it.
     static let passwordStdinOption = OptionSpec.flag("password-stdin",
         "answer PAM from standard input, one line per question (usually just the password), instead of VAULT_ASKPASS or the terminal")
@@ -93,17 +95,19 @@ enum CommandTable {
                 abstract: "List slot names and where each is kept (never the secrets).",
                 discussion: "One line per slot and mode. With --json, a document for programs.",
                 positionals: 0...0, options: [.flag("json", "print JSON")], run: ListCommand.run),
-        Command(kind: .status, synopsis: "status SLOT [--json]",
+        Command(kind: .status, synopsis: "status SLOT [--verbose] [--json]",
                 abstract: "Say where a secret is, as far as vaultctl can know. Never prompts.",
                 discussion: """
-                States: in-slot (an item in the Secret Service; whether it reaches other devices depends on the \
-                provider and is never confirmed), cannot-leave-device (in the device slot under a key sealed by \
-                this machine's TPM), on-this-device (in the device slot under a key bound to the machine id: a \
-                deliberate copy to a machine with the same id opens), unknown (the slot that would hold it could \
-                not be asked), none (both asked, both empty). For a device-slot value the message (and "binding" \
-                in JSON) says what binds its key here: tpm2 or machine-id. Exit 0 whenever it answered.
+                The first line is STATE: one sentence. States: in-slot (an item in the Secret Service; whether it \
+                reaches other devices depends on the provider and is never confirmed), cannot-leave-device (in the \
+                device slot under a key sealed by this machine's TPM), on-this-device (in the device slot under a \
+                key bound to the machine id: a deliberate copy to a machine with the same id opens), unknown (the \
+                slot that would hold it could not be asked), none (both asked, both empty). Indented \
+                lines follow with what qualifies it (a lock, another copy, a boundary not in effect); --verbose \
+                adds what it means (what binds a device key here: tpm2 or machine-id, also "binding" in JSON). \
+                Exit 0 whenever it answered.
                 """,
-                positionals: 1...1, options: [.flag("json", "print JSON")], run: StatusCommand.run),
+                positionals: 1...1, options: [verboseOption, .flag("json", "print JSON")], run: StatusCommand.run),
         Command(kind: .move, synopsis: "move SLOT --to device|sync [--password-stdin]",
                 abstract: "Move a secret to the other slot (after PAM), verifying before the old copy goes.",
                 discussion: """
@@ -127,14 +131,14 @@ enum CommandTable {
                 abstract: "Print the recovery code after a fresh PAM authentication.",
                 discussion: "",
                 positionals: 0...0, options: [], run: RecoveryCommand.show),
-        Command(kind: .recoveryStatus, synopsis: "recovery status [--json]",
+        Command(kind: .recoveryStatus, synopsis: "recovery status [--verbose] [--json]",
                 abstract: "Where the recovery code is, and whether you marked this code as copied.",
                 discussion: """
                 The copied mark counts only for the code it was made for: a new code clears it. 'copied' is \
                 null when the code could not be checked (the keyring is locked or unreachable). Nothing is \
                 decrypted: a device-slot code is judged by a hash of its sealed file.
                 """,
-                positionals: 0...0, options: [.flag("json", "print JSON")], run: RecoveryCommand.status),
+                positionals: 0...0, options: [verboseOption, .flag("json", "print JSON")], run: RecoveryCommand.status),
         Command(kind: .recoveryConfirmCopied, synopsis: "recovery confirm-copied [--password-stdin]",
                 abstract: "Mark the current recovery code as written down.",
                 discussion: "The mark is bound to the code, so making it reads the code: it asks for your password like 'recovery show'.",

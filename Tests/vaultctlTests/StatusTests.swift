@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// `vaultctl status SLOT [--json]`: says where a secret is, as far as vaultctl can know, without ever
+/// `vaultctl status SLOT [--verbose] [--json]`: says where a secret is, as far as vaultctl can know, without ever
 /// prompting or touching PAM. Every status here runs with no pam_wrapper variables and no VAULT_ASKPASS
 /// (and no terminal), so a command that tried to authenticate could not succeed.
 @Suite("status: where a secret is")
@@ -44,12 +44,43 @@ struct StatusTests {
         #expect(!doc.text.contains(String(decoding: secret, as: UTF8.self)), "never the secret")
         Self.expectHonest(doc)
 
-        // Without --json: one line, the state first.
+        // Without --json: the state and one sentence, which names the collection; nothing qualifies it here,
+        // so that is all. What it means comes with --verbose.
         let plain = sb.vaultctlWithoutPAM(["status", name])
         #expect(plain.status == 0, "\(plain)")
-        #expect(plain.stdoutText.hasPrefix("in-slot: "), "\(plain.stdoutText)")
+        #expect(plain.stdoutText == "in-slot: \(doc.summary)\n", "\(plain.stdoutText)")
         #expect(plain.stdoutText.contains("'\(label)'"))
         #expect(!plain.stdoutText.lowercased().contains("synced") && !plain.stdoutText.lowercased().contains("backed up"))
+        let verbose = sb.vaultctlWithoutPAM(["status", name, "--verbose"])
+        #expect(verbose.stdoutText.hasPrefix(plain.stdoutText) && verbose.stdoutText.contains("\n  Whether it reaches your other devices depends on the provider"), "\(verbose.stdoutText)")
+    }
+
+    /// The layout (issue 36, point 9): `STATE: one sentence` first, then indented lines; with --verbose more
+    /// lines, never another first line; the JSON `message` holds every line's words, in order.
+    @Test func theFirstLineIsTheStateAndOneSentence() throws {
+        let sb = try Sandbox()
+        let name = sb.uniqueSlot("st-layout")
+        try sb.store(name, TestData.textSecret(name), mode: "device")
+        let unsure = ["DBUS_SESSION_BUS_ADDRESS": Self.noBus]
+
+        let plain = sb.vaultctlWithoutPAM(["status", name], overriding: unsure)
+        let verbose = sb.vaultctlWithoutPAM(["status", name, "--verbose"], overriding: unsure)
+        let doc = try sb.status(name, overriding: unsure)
+        let lines = plain.stdoutText.split(separator: "\n").map(String.init)
+        let verboseLines = verbose.stdoutText.split(separator: "\n").map(String.init)
+        #expect(plain.status == 0 && verbose.status == 0, "\(plain) \(verbose)")
+        #expect(lines.first == "on-this-device: Slot '\(name)' is in the device slot on this machine.", "\(lines)")
+        // A copy in the Secret Service that could not be ruled out changes what to do: said without --verbose.
+        #expect(lines.dropFirst().contains { $0.hasPrefix("  A copy in the Secret Service is not ruled out") }, "\(lines)")
+        // What binds the key is what the state means: --verbose.
+        #expect(!plain.stdoutText.contains("/etc/machine-id"), "\(plain.stdoutText)")
+        #expect(verboseLines.first == lines.first && Array(verboseLines.prefix(lines.count)) == lines, "\(verboseLines)")
+        #expect(verboseLines.count > lines.count && verboseLines.dropFirst().allSatisfy { $0.hasPrefix("  ") } && verbose.stdoutText.contains("/etc/machine-id"), "\(verboseLines)")
+        let words = verboseLines.enumerated().map { $0.offset == 0 ? String($0.element.dropFirst("on-this-device: ".count)) : String($0.element.dropFirst(2)) }
+        #expect(doc.message == words.joined(separator: " "), "\(doc.message)")
+        #expect(doc.text.contains("\"summary\":\"Slot '\(name)' is in the device slot on this machine.\""), "\(doc)")
+        // Never a sentence and its contradiction: not "not in the Secret Service" beside "not ruled out".
+        #expect(!verbose.stdoutText.contains("not in the Secret Service"), "\(verbose.stdoutText)")
     }
 
     @Test func deviceValueWithoutATPMIsOnThisDevice() throws {

@@ -69,7 +69,7 @@ struct TPMAccessTests {
         let status = try run("$V device-key status", node: nil)
         #expect(status.status == 0 && status.stdoutText.contains("this machine shows no TPM"), "\(status)")
         // A device slot's status does not send the person to `device-key seal` where there is no TPM.
-        let slot = try run("printf v | $V store kept --mode device && $V status kept", node: nil)
+        let slot = try run("printf v | $V store kept --mode device && $V status kept --verbose", node: nil)
         #expect(slot.status == 0 && slot.stdoutText.contains("machine's id") && !slot.stdoutText.contains("device-key seal"), "\(slot)")
     }
 }

@@ -65,8 +65,12 @@ struct TPMDeviceKeyTests {
         #expect(doc.state == "cannot-leave-device" && doc.mode == "device", "\(doc)")
         #expect(doc.binding == "tpm2", "\(doc)")
         #expect(doc.message.contains("sealed by this machine's TPM") && doc.message.contains("cannot be unsealed on any other machine"), "\(doc)")
+        // The state and its sentence first; what seals the key with --verbose.
         let text = sb.vaultctlWithoutPAM(["status", name], overriding: Self.using(tpm))
-        #expect(text.status == 0 && text.stdoutText.contains("sealed by this machine's TPM"), "\(text)")
+        #expect(text.status == 0 && text.stdoutText.hasPrefix("cannot-leave-device: Slot '\(name)' is sealed to this machine and cannot leave this device.\n"), "\(text)")
+        #expect(!text.stdoutText.contains("sealed by this machine's TPM"), "\(text)")
+        let verbose = sb.vaultctlWithoutPAM(["status", name, "--verbose"], overriding: Self.using(tpm))
+        #expect(verbose.status == 0 && verbose.stdoutText.contains("\n  Its key is sealed by this machine's TPM"), "\(verbose)")
 
         let ks = sb.vaultctlWithoutPAM(["device-key", "status", "--json"], overriding: Self.using(tpm))
         #expect(ks.status == 0 && ks.stdoutText.contains(#""binding":"tpm2""#), "\(ks)")

@@ -42,7 +42,7 @@ enum RecoveryCommand {
             case false?: mark = s.location.state == .none ? "" : "Not marked as written down: run 'vaultctl recovery confirm-copied' once you have."
             case nil: mark = "Whether you marked this code as written down could not be checked."
             }
-            Output.out("\(s.location.state.rawValue): \(s.location.message)\(mark.isEmpty ? "" : " " + mark)\n")
+            Output.out(StatusCommand.text(s.location, verbose: args.has("verbose"), more: mark.isEmpty ? [] : [mark]))
         }
     }
 

@@ -217,6 +217,41 @@ import Slots
         #expect(message.contains("api"))
     }
 
+    // MARK: Layout: one sentence, then what qualifies it, then what it means (issue 36, point 9)
+
+    @Test(arguments: Scene.allCases)
+    func theSummaryIsOneSentenceAndTheMessageIsEverythingInOrder(scene: Scene) throws {
+        try arrange(scene)
+        f.device.bindingName = "machine-id"
+
+        let status = try f.vault.status(api)
+
+        #expect(!status.summary.isEmpty && !status.summary.contains("\n"), "\(status)")
+        #expect(status.summary.hasSuffix(".") || status.summary.hasSuffix("?"), "\(status.summary)")
+        #expect(status.message == ([status.summary] + status.notes + status.details).joined(separator: " "))
+        for line in status.notes + status.details { #expect(!line.isEmpty && !line.contains("\n"), "\(line)") }
+    }
+
+    /// What changes what to do (a lock, a copy not ruled out) is a note, said by default; what a state
+    /// means (how far an item travels, what binds a key) is a detail, said with --verbose.
+    @Test func locksAndCopiesAreNotesAndMeaningsAreDetails() throws {
+        f.sync.seed(api, "from sync")
+        f.sync.isLocked = true
+        let locked = try f.vault.status(api)
+        #expect(locked.notes.contains { $0.contains("locked in the provider") }, "\(locked)")
+        #expect(locked.details.contains { $0.contains("depends on the provider") }, "\(locked)")
+        #expect(!locked.summary.contains("depends on the provider"))
+
+        let device = VaultFixture()
+        device.device.seed(api, "from device")
+        device.device.bindingName = "machine-id"
+        device.sync.unavailable = .serviceUnavailable("no provider")
+        let unsure = try device.vault.status(api)
+        #expect(unsure.notes.contains { $0.contains("not ruled out") && $0.contains("no provider") }, "\(unsure)")
+        #expect(unsure.details.contains { $0.contains("bound to this machine's id") }, "\(unsure)")
+        #expect(unsure.summary == "Slot 'api' is in the device slot on this machine.", "\(unsure.summary)")
+    }
+
     // MARK: What status never does
 
     /// One set-up per state (and the locked and unreachable variants).

@@ -11,6 +11,8 @@ struct StatusDocument: CustomStringConvertible {
     /// nil when the document says `"mode":null`.
     let mode: String?
     let message: String
+    /// The first sentence of `message`: the one the text form puts after the state.
+    let summary: String
     /// Only `recovery status`: the `copied` field (`.some(nil)` for JSON null); nil when absent.
     let copied: Bool??
     /// `"binding"`: `tpm2` or `machine-id` for a device-slot value; nil for JSON null or when absent.
@@ -34,6 +36,9 @@ struct StatusDocument: CustomStringConvertible {
         guard let slot = dict["slot"] as? String else { throw Invalid(description: "no string 'slot' in \(text)") }
         guard let state = dict["state"] as? String else { throw Invalid(description: "no string 'state' in \(text)") }
         guard let message = dict["message"] as? String else { throw Invalid(description: "no string 'message' in \(text)") }
+        guard let summary = dict["summary"] as? String, message.hasPrefix(summary) else {
+            throw Invalid(description: "no string 'summary' that begins 'message' in \(text)")
+        }
         guard let rawMode = dict["mode"] else { throw Invalid(description: "no 'mode' key in \(text)") }
         let mode: String?
         if rawMode is NSNull {
@@ -54,7 +59,7 @@ struct StatusDocument: CustomStringConvertible {
                 throw Invalid(description: "'copied' is neither a boolean nor null in \(text)")
             }
         }
-        return StatusDocument(slot: slot, state: state, mode: mode, message: message, copied: copied,
+        return StatusDocument(slot: slot, state: state, mode: mode, message: message, summary: summary, copied: copied,
                               binding: dict["binding"] as? String, keys: Set(dict.keys), text: text)
     }
 }
