@@ -31,6 +31,9 @@ public protocol Slot: Sendable {
     func listing() throws(SlotError) -> SlotListing
     /// Where a held value is, in words a person recognizes; see the default below.
     func place(of name: SlotName) -> String?
+    /// Who answers for this backend now, in words a person recognizes (the sync slot: the provider's program
+    /// and the collection new values go to); see the default below.
+    func provider() -> String?
     /// Whether `read` can get a locked value unlocked by asking a person (the provider's prompt on a
     /// desktop); see the default below.
     var canAskToUnlock: Bool { get }
@@ -51,6 +54,9 @@ extension Slot {
     /// Where a held value is, in words a person recognizes (for the sync slot, the collection's label);
     /// nil when the backend has nothing better to say than its mode.
     public func place(of name: SlotName) -> String? { nil }
+
+    /// A backend that has no provider to name (the device slot) names none.
+    public func provider() -> String? { nil }
 
     /// A backend with nothing to make ready looks as for any other question.
     public func holdingBeforeRead(_ name: SlotName) -> Holding { holding(name) }

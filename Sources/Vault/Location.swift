@@ -49,9 +49,11 @@ public struct LocationStatus: Sendable, Equatable {
     public var details: [String] = []
     /// For a value in the device slot: what binds its key to this machine (`tpm2` or `machine-id`).
     public var binding: String? = nil
+    /// What the mode record says of the slot (nil: no entry, or a record that cannot be read).
+    public var recorded: SlotMode? = nil
 
     public init(slot: SlotName, state: State, mode: SlotMode?, summary: String, notes: [String] = [],
-                details: [String] = [], binding: String? = nil) {
+                details: [String] = [], binding: String? = nil, recorded: SlotMode? = nil) {
         self.slot = slot
         self.state = state
         self.mode = mode
@@ -59,6 +61,7 @@ public struct LocationStatus: Sendable, Equatable {
         self.notes = notes
         self.details = details
         self.binding = binding
+        self.recorded = recorded
     }
 
     /// Everything, as one paragraph: the summary, the notes, then the details (`--json`'s `message`).
@@ -151,8 +154,10 @@ extension Vault {
             return (recorded, inDevice, inSync)
         }
         let answer = Self.decide(recorded, record: record.filePath) { $0 == .device ? inDevice : inSync }
-        return Self.describe(name, answer, recorded: recorded, inDevice: inDevice, inSync: inSync,
-                             record: record.filePath, device: device, sync: sync)
+        var status = Self.describe(name, answer, recorded: recorded, inDevice: inDevice, inSync: inSync,
+                                   record: record.filePath, device: device, sync: sync)
+        status.recorded = recorded.mode
+        return status
     }
 
     /// The words for what `decide` answered (`answer`), from what each slot said.
@@ -162,7 +167,17 @@ extension Vault {
         switch answer {
         case .mode(let m, _): mode = m
         case .none:
-            return LocationStatus(slot: name, state: .none, mode: nil, summary: "Slot '\(name)' holds no value.")
+            guard recorded == .recorded(.sync) else {
+                return LocationStatus(slot: name, state: .none, mode: nil, summary: "Slot '\(name)' holds no value.")
+            }
+            // The record says it went to the sync slot, and the Secret Service answering now does not hold it: a
+            // keyring of another provider, or one this session does not run, may (issue 36). Both slots answered
+            // that they are empty, so it is "none" here, and the words say where else it may be.
+            let running = sync.provider().map { " (\($0))" } ?? ""
+            return LocationStatus(slot: name, state: .none, mode: nil,
+                summary: "Slot '\(name)' is not in the Secret Service running now\(running); recorded as stored in the sync slot — another keyring?",
+                notes: ["A 'vaultctl store \(name)' here makes a new value; a copy in another keyring stays there."],
+                details: ["The mode record (\(record)) says the value went to the sync slot, but no collection of the provider that answers on this session bus holds it, and the device slot is empty: it may be in a keyring that is not running here (another provider, another session's), or another program deleted it."])
         case .conflicting(let path, let detail):
             return LocationStatus(slot: name, state: .unknown, mode: nil, summary:
                 "vaultctl cannot tell which copy of slot '\(name)' is the value: the mode record (\(path)) that says so \(detail).")

@@ -76,6 +76,10 @@ public struct Vault: Sendable {
     /// What a store did beyond writing: a note for the person when an old copy could not be removed.
     public struct StoreOutcome: Sendable {
         public let warning: String?
+        /// Set when the record said the slot was in the sync slot and the Secret Service answering now did not
+        /// hold it (another provider's keyring, another session's): the words that say the store made a new
+        /// value and that such a copy, if any, stays where it is.
+        public var recordedElsewhere: String? = nil
     }
 
     /// Writes `secret` to the `mode` slot, then records it, then removes any copy from the other slot, so a
@@ -88,14 +92,25 @@ public struct Vault: Sendable {
             throw .slot(.badSecretSize(secret.count))
         }
         return try serialized { () throws(VaultError) -> StoreOutcome in
-            if expectingEmpty, try Self.replaces(loadMode(name), recorded: record.lookup(name), storing: mode) {
-                throw .changedMeanwhile(name)
+            var syncRecordedButEmpty = false
+            if expectingEmpty {
+                let (held, recorded) = (try loadMode(name), try record.lookup(name))
+                if Self.replaces(held, recorded: recorded, storing: mode) { throw .changedMeanwhile(name) }
+                syncRecordedButEmpty = held == .none && recorded == .recorded(.sync)
             }
-            return try storeLocked(name, secret, mode: mode)
+            var outcome = try storeLocked(name, secret, mode: mode, syncRecordedButEmpty: &syncRecordedButEmpty)
+            if syncRecordedButEmpty {
+                let running = sync.provider().map { " (\($0))" } ?? ""
+                outcome.recordedElsewhere = "the record said '\(name)' was stored in the sync slot, but the Secret Service running now\(running) did not hold it: this is a new value, and a copy in another keyring, if any, stays there"
+            }
+            return outcome
         }
     }
 
-    private func storeLocked(_ name: SlotName, _ secret: SecretBytes, mode: SlotMode) throws(VaultError) -> StoreOutcome {
+    /// `syncRecordedButEmpty`: set when the record named the sync slot and the sync slot, asked after the
+    /// write into the device slot, holds nothing.
+    private func storeLocked(_ name: SlotName, _ secret: SecretBytes, mode: SlotMode,
+                             syncRecordedButEmpty: inout Bool) throws(VaultError) -> StoreOutcome {
         // A record we could not update is found before anything is written, so a bad record loses nothing.
         let previous = try record.mode(of: name)
         try record.checkLock()
@@ -104,6 +119,7 @@ public struct Vault: Sendable {
         let other = slot(mode == .device ? .sync : .device)
         switch other.holding(name) {
         case .empty:
+            if previous == .sync && other.mode == .sync { syncRecordedButEmpty = true }
             return StoreOutcome(warning: nil)
         case .holds(locked: true):
             return StoreOutcome(warning: "the old copy in the \(other.mode.rawValue) slot is locked in the Secret Service and is still there; unlock it and store again, or delete it")
@@ -284,6 +300,15 @@ public struct Vault: Sendable {
         }
         entries.sort { ($0.name, $0.mode.rawValue) < ($1.name, $1.mode.rawValue) }
         return (entries, syncError, listing)
+    }
+
+    /// The slots the mode record names as stored in the sync slot that `entries` (a listing of both slots)
+    /// does not hold anywhere: recorded in a keyring that is not the one answering now (another provider,
+    /// another session's), or deleted there by another program. Empty when the record cannot be read.
+    public func recordedInSyncButNotHeld(_ entries: [Entry]) -> [SlotName] {
+        let held = Set(entries.map(\.name))
+        let records = (try? record.load()) ?? [:]
+        return records.filter { $0.value == .sync && !held.contains($0.key) }.map(\.key).sorted()
     }
 
     /// Whether the mode record names any slot as stored in the sync slot (true when it cannot be read): a

@@ -102,7 +102,8 @@ enum CommandTable {
                 reaches other devices depends on the provider and is never confirmed), cannot-leave-device (in the \
                 device slot under a key sealed by this machine's TPM), on-this-device (in the device slot under a \
                 key bound to the machine id: a deliberate copy to a machine with the same id opens), unknown (the \
-                slot that would hold it could not be asked), none (both asked, both empty). Indented \
+                slot that would hold it could not be asked), none (both asked, both empty; a value recorded as \
+                stored in the sync slot that the Secret Service running now does not hold is said so). Indented \
                 lines follow with what qualifies it (a lock, another copy, a boundary not in effect); --verbose \
                 adds what it means (what binds a device key here: tpm2 or machine-id, also "binding" in JSON). \
                 Exit 0 whenever it answered.

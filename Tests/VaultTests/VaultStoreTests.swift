@@ -127,4 +127,34 @@ import Slots
         #expect(warning.contains("could not check the sync slot"))
         #expect(warning.contains("no session bus"))
     }
+
+    // MARK: A sync record the running provider does not hold (issue 36, point 6)
+
+    /// A store into either slot of a name recorded as sync that the running Secret Service does not hold says
+    /// so (one line: a new value; a copy in another keyring stays there), and stores.
+    @Test(arguments: SlotMode.allCases)
+    func storeOfASyncRecordTheRunningProviderDoesNotHoldSaysSo(mode: SlotMode) throws {
+        try f.given(api, recordedAs: .sync)
+        f.sync.providerDescription = "KeePassXC, 'Passwords'"
+
+        // Into the sync slot, nothing is replaced (the store was let through as a first one); into the device
+        // slot, the record names the other slot, so it is asked for as a replacement.
+        let outcome = try f.vault.store(api, .text("new"), mode: mode, expectingEmpty: mode == .sync)
+
+        #expect(f.slot(mode).value(of: api) == "new")
+        #expect(try f.record.mode(of: api) == mode)
+        let note = try #require(outcome.recordedElsewhere)
+        #expect(note == "the record said 'api' was stored in the sync slot, but the Secret Service running now (KeePassXC, 'Passwords') did not hold it: this is a new value, and a copy in another keyring, if any, stays there")
+        #expect(outcome.warning == nil)
+    }
+
+    /// No record, a device record, or a sync value the provider holds: nothing of the kind is said.
+    @Test func storeSaysNothingOfAnotherKeyringWhenTheRecordDoesNotNameAMissingSyncValue() throws {
+        #expect(try f.vault.store(api, .text("first"), mode: .sync, expectingEmpty: true).recordedElsewhere == nil)
+        #expect(try f.vault.store(api, .text("over"), mode: .sync).recordedElsewhere == nil, "the provider holds it")
+        let other = VaultFixture()
+        try other.given(api, recordedAs: .device)
+        #expect(try other.vault.store(api, .text("new"), mode: .device, expectingEmpty: true).recordedElsewhere == nil)
+        #expect(!other.log.entries.contains("sync.provider"))
+    }
 }

@@ -4,10 +4,61 @@ import Glibc
 import Foundation
 import Testing
 
-/// KeePassXC with every database locked (issue 36, point 6): `status` and `list` read the collections'
+/// One vault seen from two Secret Service providers (issue 36, point 6): a value stored in the sync slot under
+/// gnome-keyring, then looked at in a session whose Secret Service is KeePassXC (the same state and config
+/// folders, another bus). And KeePassXC with every database locked: `status` and `list` read the collections'
 /// `Locked` first and never make it show its unlock dialog.
 @Suite("Across providers")
 struct AcrossProvidersTests {
+    /// gnome-keyring (the shared keyring) holds it; KeePassXC, running now, does not. Status says so and names
+    /// the provider running now, list says so, and a store there says in one line that it makes a new value.
+    @Test func aSyncValueInGnomeKeyringIsNamedAsElsewhereUnderKeePassXC() throws {
+        let sb = try Sandbox()
+        let keepassxc = try SecretServiceInstance.start(.keepassxc)
+        defer { keepassxc.stop() }
+        let there = ["DBUS_SESSION_BUS_ADDRESS": keepassxc.busAddress]
+        let name = sb.uniqueSlot("github")
+        try sb.store(name, Array("from gnome-keyring".utf8), mode: "sync")
+
+        // Under gnome-keyring: there, as always.
+        let home = sb.vaultctlWithoutPAM(["status", name])
+        #expect(home.status == 0 && home.stdoutText.hasPrefix("in-slot: ") && !home.stdoutText.contains("another keyring"), "\(home)")
+
+        // Under KeePassXC: none here, with the provider that answered and where else it may be.
+        let status = sb.vaultctlWithoutPAM(["status", name], overriding: there)
+        let lines = status.stdoutText.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(status.status == 0 && status.stderr.isEmpty, "\(status)")
+        #expect(lines.first == "none: Slot '\(name)' is not in the Secret Service running now (KeePassXC, 'vaultctl test'); recorded as stored in the sync slot — another keyring?", "\(status.stdoutText)")
+        let doc = try sb.status(name, overriding: there)
+        #expect(doc.state == "none" && doc.mode == nil, "\(doc)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(doc.text.utf8)) as? [String: Any])
+        #expect(object["recorded"] as? String == "sync" && (object["summary"] as? String)?.contains("another keyring?") == true, "\(doc)")
+
+        // list: not a line of its own on stdout (it is not there), but named on stderr, and in --json.
+        let list = sb.vaultctlWithoutPAM(["list"], overriding: there)
+        #expect(list.status == 0 && !list.stdoutText.contains(name), "\(list)")
+        #expect(list.stderr.contains("'\(name)' is recorded as stored in the sync slot, but the Secret Service running now (KeePassXC, 'vaultctl test') does not hold it — another keyring?"), "\(list.stderr)")
+        let listJSON = sb.vaultctlWithoutPAM(["list", "--json"], overriding: there)
+        #expect(listJSON.stdoutText.contains("\"recordedNotHeld\":[\"\(name)\"]"), "\(listJSON)")
+        // Under gnome-keyring, list names nothing of the kind.
+        let homeList = sb.vaultctlWithoutPAM(["list", "--json"])
+        #expect(homeList.stdoutText.contains("\"recordedNotHeld\":[]") && !homeList.stderr.contains("another keyring"), "\(homeList)")
+
+        // A store under KeePassXC: a new value there, said in one line; gnome-keyring's copy stays.
+        let store = try sb.vaultctl(["store", name, "--mode", "sync"], stdin: .text("from KeePassXC"), overriding: there)
+        #expect(store.status == 0, "\(store)")
+        let said = store.stderr.split(separator: "\n").filter { $0.contains("another keyring") }
+        #expect(said == ["vaultctl: warning: the record said '\(name)' was stored in the sync slot, but the Secret Service running now (KeePassXC, 'vaultctl test') did not hold it: this is a new value, and a copy in another keyring, if any, stays there."], "\(store.stderr)")
+        #expect(sb.secretToolLookup(name).stdoutText == "from gnome-keyring", "the other keyring's copy is left alone")
+        let after = sb.vaultctlWithoutPAM(["status", name], overriding: there)
+        #expect(after.stdoutText.hasPrefix("in-slot: ") && after.stdoutText.contains("'vaultctl test'"), "\(after)")
+
+        // A second store there replaces its own value and says nothing of another keyring.
+        let again = try sb.vaultctl(["store", name, "--mode", "sync"], stdin: .text("again"), overriding: there)
+        #expect(again.status == 0 && !again.stderr.contains("another keyring"), "\(again)")
+        _ = sb.secretTool(["clear", "xdg:schema", "org.vaultctl.Slot", "slot", name])
+    }
+
     /// KeePassXC with its database locked, on a display where it would show its unlock dialog ("Prompt to
     /// unlock database before searching", on by default): status and list answer at once, say "locked", and
     /// no dialog appears. The check that no dialog appears is shown to work: the search the old vaultctl made

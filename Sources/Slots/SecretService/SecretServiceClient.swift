@@ -766,6 +766,26 @@ final class SecretServiceClient {
         return true
     }
 
+    /// The provider in words a person recognizes: its program (`KeePassXC`, `gnome-keyring`, else its process
+    /// name) and the label of the collection new values go to ("KeePassXC, 'Passwords'"). A locked KeePassXC
+    /// database shows its file name as its label. nil parts are left out; nil when there is neither.
+    func providerDescription() -> String? {
+        let program = providerProcess.map { Self.programName(ofProcess: $0) }
+        let collection = (try? defaultCollection()).map { "'\(SlotErrorText.oneLine(label(ofCollection: $0), limit: 100))'" }
+        let parts = [program, collection].compactMap { $0 }
+        return parts.isEmpty ? nil : parts.joined(separator: ", ")
+    }
+
+    /// A provider's program by its process name (at most 15 bytes, as `/proc/PID/comm` keeps it).
+    static func programName(ofProcess name: String) -> String {
+        switch name {
+        case "keepassxc": return "KeePassXC"
+        case "gnome-keyring-d": return "gnome-keyring"
+        case "kwalletd5", "kwalletd6", "ksecretd": return "KWallet"
+        default: return SlotErrorText.oneLine(name, limit: 40)
+        }
+    }
+
     /// The label of `collection` (an empty one shown as the last part of its path).
     func label(ofCollection path: String) -> String {
         let label = (try? call(Self.getProperty(path, Self.collectionInterface, "Label")))?.first?.unwrapped.string ?? ""

@@ -90,6 +90,14 @@ public struct SecretServiceSlot: Slot {
         }
     }
 
+    /// The provider answering now: its program and the collection new values go to ("KeePassXC,
+    /// 'Passwords'"); nil when it cannot be asked. Never unlocks or prompts.
+    public func provider() -> String? {
+        (try? run("describing the Secret Service provider") { (c) throws(SecretServiceClient.Failure) -> String? in
+            c.providerDescription()
+        }) ?? nil
+    }
+
     /// A locked item can be unlocked by the provider's prompt only where a person can see it.
     public var canAskToUnlock: Bool { SecretServiceClient.hasGraphicalSession }
 

@@ -8,12 +8,17 @@ enum ListCommand {
         let vault = try context.vault()
         let listing: (entries: [Vault.Entry], syncError: SlotError?, sync: SlotListing)
         do { listing = try vault.list() } catch { throw ErrorReport.failure(error) }
+        // Slots the record says went to the sync slot that neither slot holds here: only when the Secret Service
+        // answered in full (no error, no locked collection that may hide items), so it is "not there", not "not seen".
+        let complete = listing.syncError == nil && listing.sync.lockedPlaces.isEmpty
+        let elsewhere = complete ? vault.recordedInSyncButNotHeld(listing.entries) : []
         if args.has("json") {
             let slots = listing.entries.map { "{\"slot\":\(JSON.string($0.name.rawValue)),\"mode\":\"\($0.mode.rawValue)\"}" }
             let syncError = listing.syncError.map { JSON.string(SlotErrorText.describe($0)) } ?? "null"
             let locked = listing.sync.lockedPlaces.map(JSON.string).joined(separator: ",")
             let boundary = JSON.string(try context.protection().word)
-            Output.out("{\"boundary\":\(boundary),\"lockedCollections\":[\(locked)],\"slots\":[\(slots.joined(separator: ","))],\"syncError\":\(syncError)}\n")
+            let notHeld = elsewhere.map { JSON.string($0.rawValue) }.joined(separator: ",")
+            Output.out("{\"boundary\":\(boundary),\"lockedCollections\":[\(locked)],\"recordedNotHeld\":[\(notHeld)],\"slots\":[\(slots.joined(separator: ","))],\"syncError\":\(syncError)}\n")
         } else {
             // Tab-separated for scripts; on a terminal, the names padded to the longest so modes line up.
             // One write for the whole listing, not one per line (a thousand slots made a thousand writes).
@@ -29,6 +34,12 @@ enum ListCommand {
         let skipped = listing.sync.skipped
         if skipped > 0 {
             Output.message("warning: \(skipped) Secret Service item\(skipped == 1 ? "" : "s") with vaultctl's schema \(skipped == 1 ? "has" : "have") a slot attribute that is not a valid slot name; not listed (another program stored \(skipped == 1 ? "it" : "them")).")
+        }
+        if !elsewhere.isEmpty {
+            let shown = elsewhere.prefix(10).map { "'\($0)'" }.joined(separator: ", ") + (elsewhere.count > 10 ? " and \(elsewhere.count - 10) more" : "")
+            let running = vault.sync.provider().map { " (\($0))" } ?? ""
+            let one = elsewhere.count == 1
+            Output.message("warning: \(shown) \(one ? "is" : "are") recorded as stored in the sync slot, but the Secret Service running now\(running) does not hold \(one ? "it" : "them") — another keyring? ('vaultctl status \(elsewhere[0])' says more.)")
         }
         for place in listing.sync.lockedPlaces {
             Output.message("warning: the Secret Service collection '\(place)' is locked; a provider may hide a locked collection's items, so sync slots kept there may be missing from this list (unlock it and list again).")

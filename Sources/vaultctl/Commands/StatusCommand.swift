@@ -53,7 +53,8 @@ enum StatusCommand {
     }
 
     /// The status object; `extra` adds fields (for the recovery code's `copied`). `message` is the whole text
-    /// as one paragraph (summary, notes, details), `summary` its first sentence.
+    /// as one paragraph (summary, notes, details), `summary` its first sentence; `recorded` what the mode
+    /// record names (null: no entry, or a record that cannot be read).
     static func json(_ s: LocationStatus, extra: [(String, String)] = []) -> String {
         var fields = [
             ("slot", JSON.string(s.slot.rawValue)),
@@ -62,6 +63,7 @@ enum StatusCommand {
             ("message", JSON.string(s.message)),
             ("summary", JSON.string(s.summary)),
             ("binding", s.binding.map { JSON.string($0) } ?? "null"),
+            ("recorded", s.recorded.map { JSON.string($0.rawValue) } ?? "null"),
         ]
         fields += extra
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"

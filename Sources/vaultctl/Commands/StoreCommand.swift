@@ -29,6 +29,7 @@ enum StoreCommand {
             throw ErrorReport.failure(error)
         }
         if let warning = outcome.warning { Output.message("warning: \(warning)") }
+        if let elsewhere = outcome.recordedElsewhere { Output.message("warning: \(elsewhere).") }
         if args.has("allow-supply") {
             do { try context.supplyState().setAllowed(name, true) } catch { throw ErrorReport.unexpected(error) }
         }

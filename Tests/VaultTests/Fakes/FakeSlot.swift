@@ -26,6 +26,7 @@ final class FakeSlot: Slot, @unchecked Sendable {
     private var _garblesReads = false
     private var _placeDescription: String?
     private var _bindingName: String?
+    private var _providerDescription: String?
 
     init(_ mode: SlotMode, log: OperationLog) {
         self.mode = mode
@@ -78,6 +79,12 @@ final class FakeSlot: Slot, @unchecked Sendable {
     var placeDescription: String? {
         get { locked { _placeDescription } }
         set { locked { _placeDescription = newValue } }
+    }
+
+    /// What `provider()` answers (the sync slot: "KeePassXC, 'Passwords'"); nil keeps the default, nil.
+    var providerDescription: String? {
+        get { locked { _providerDescription } }
+        set { locked { _providerDescription = newValue } }
     }
 
     /// What `binding(of:)` answers for a held name (the device slot: "tpm2" or "machine-id"); nil keeps the
@@ -185,6 +192,11 @@ final class FakeSlot: Slot, @unchecked Sendable {
 
     func binding(of name: SlotName) -> String? {
         locked { values[name] == nil ? nil : _bindingName }
+    }
+
+    func provider() -> String? {
+        log.note("\(mode.rawValue).provider")
+        return locked { _providerDescription }
     }
 
     func place(of name: SlotName) -> String? {

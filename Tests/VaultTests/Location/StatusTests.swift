@@ -217,6 +217,37 @@ import Slots
         #expect(message.contains("api"))
     }
 
+    // MARK: Recorded in a keyring that is not the one running (issue 36, point 6)
+
+    /// The record says sync; the Secret Service answering now (another provider) does not hold it and the
+    /// device slot is empty: "none" here, in words that name the provider and say where else it may be.
+    @Test func aSyncRecordTheRunningProviderDoesNotHoldNamesTheProviderAndAnotherKeyring() throws {
+        try f.given(api, recordedAs: .sync)
+        f.sync.providerDescription = "KeePassXC, 'Dana's passwords'"
+
+        let status = try f.vault.status(api)
+
+        #expect(status.state == .none && status.mode == nil && status.recorded == .sync, "\(status)")
+        #expect(status.summary == "Slot 'api' is not in the Secret Service running now (KeePassXC, 'Dana's passwords'); recorded as stored in the sync slot — another keyring?")
+        #expect(status.notes.contains { $0.contains("'vaultctl store api' here makes a new value") }, "\(status.notes)")
+        #expect(status.details.contains { $0.contains("modes.json") }, "\(status.details)")
+        #expect(f.log.changes.isEmpty, "status must not rewrite the record")
+    }
+
+    /// Without a name for the provider the sentence still stands; a device record that neither slot holds
+    /// is the plain "holds no value", and asks nobody for a provider's name.
+    @Test func onlyASyncRecordAsksForTheProvidersName() throws {
+        try f.given(api, recordedAs: .sync)
+        #expect(try f.vault.status(api).summary == "Slot 'api' is not in the Secret Service running now; recorded as stored in the sync slot — another keyring?")
+
+        let device = VaultFixture()
+        try device.given(api, recordedAs: .device)
+        device.sync.providerDescription = "KeePassXC, 'Dana's passwords'"
+        let status = try device.vault.status(api)
+        #expect(status.summary == "Slot 'api' holds no value." && status.recorded == .device, "\(status)")
+        #expect(!device.log.entries.contains("sync.provider"), "\(device.log.entries)")
+    }
+
     // MARK: Layout: one sentence, then what qualifies it, then what it means (issue 36, point 9)
 
     @Test(arguments: Scene.allCases)
