@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts or stops a private D-Bus session bus, optionally with a real gnome-keyring Secret Service on it.
 #
-#   scripts/secret-service.sh start DIR [unlocked|no-default|bus-only|keepassxc|keepassxc-confirm|scripted:SCENARIO] [PASSWORD]
+#   scripts/secret-service.sh start DIR [unlocked|no-default|bus-only|keepassxc|keepassxc-confirm|keepassxc-no-copies|scripted:SCENARIO] [PASSWORD]
 #   scripts/secret-service.sh stop DIR
 #
 # start writes DIR/env (shell lines to source: DBUS_SESSION_BUS_ADDRESS and the keyring's HOME) and
@@ -13,7 +13,10 @@
 # 'keepassxc' runs KeePassXC headless (QT_QPA_PLATFORM=offscreen) with its Secret Service integration on a
 # new database (password PASSWORD, the root group exposed: collection /org/freedesktop/secrets/collection/db,
 # label 'vaultctl test'), access confirmation off;
-# 'keepassxc-confirm' the same with KeePassXC's default, confirmation on. With KEEPASSXC_DISPLAY set (an X
+# 'keepassxc-confirm' the same with KeePassXC's default, confirmation on. Both databases keep KeePassXC's
+# defaults for what it keeps: a deleted item goes to its Recycle Bin, a replaced value into the item's History
+# (10 items); 'keepassxc-no-copies' makes the database with both turned off, as vaultctl recommends (Database
+# Settings → General: "Use recycle bin" unticked, "Max. history items" 0). With KEEPASSXC_DISPLAY set (an X
 # display), KeePassXC shows its dialogs there instead of running with no screen.
 set -euo pipefail
 
@@ -71,13 +74,15 @@ if [ "$kind" != bus-only ]; then
     unlocked)
       printf '%s' "$password" | gnome-keyring-daemon --foreground --unlock --components=secrets \
         >"$dir/keyring.log" 2>&1 & ;;
-    keepassxc|keepassxc-confirm)
+    keepassxc|keepassxc-confirm|keepassxc-no-copies)
       command -v keepassxc >/dev/null || { echo "secret-service.sh: keepassxc is missing; run 'make deps'" >&2; stop; exit 69; }
       # The exposed group is the database's custom data FDO_SECRETS_EXPOSED_GROUP (what Database Settings →
       # Secret Service Integration writes); keepassxc-cli makes the database from this XML.
+      keeps=''
+      [ "$kind" = keepassxc-no-copies ] && keeps='<RecycleBinEnabled>False</RecycleBinEnabled><HistoryMaxItems>0</HistoryMaxItems>'
       cat > "$dir/db.xml" <<XML
 <?xml version="1.0" encoding="UTF-8"?>
-<KeePassFile><Meta><DatabaseName>vaultctl test</DatabaseName><CustomData><Item>
+<KeePassFile><Meta><DatabaseName>vaultctl test</DatabaseName>$keeps<CustomData><Item>
 <Key>FDO_SECRETS_EXPOSED_GROUP</Key><Value>{00000000-0000-0000-0000-000000000001}</Value>
 </Item></CustomData></Meta><Root><Group><UUID>AAAAAAAAAAAAAAAAAAAAAQ==</UUID><Name>vaultctl test</Name></Group></Root></KeePassFile>
 XML
@@ -114,7 +119,7 @@ INI
   while [ "$SECONDS" -lt 30 ]; do
     if gdbus call --session --timeout 1 --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
          --method org.freedesktop.DBus.NameHasOwner org.freedesktop.secrets 2>/dev/null | grep -q true; then
-      if { [ "$kind" != unlocked ] && [ "${kind%-confirm}" != keepassxc ]; } || gdbus call --session --timeout 1 --dest org.freedesktop.secrets \
+      if { [ "$kind" != unlocked ] && [ "${kind#keepassxc}" = "$kind" ]; } || gdbus call --session --timeout 1 --dest org.freedesktop.secrets \
            --object-path /org/freedesktop/secrets --method org.freedesktop.Secret.Service.ReadAlias default \
            2>/dev/null | grep -q collection/; then
         # KeePassXC shows its collection locked until it has opened the database.

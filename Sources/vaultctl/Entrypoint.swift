@@ -8,13 +8,22 @@ enum Entrypoint {
         SecretServiceSlot.tellAboutPrompts { Output.message($0) }
         do {
             try dispatch(words, launched: launched)
+            sayWhatTheProviderMayKeep()
             return .ok
         } catch {
+            // What the provider kept of a change made before the failure is true either way; the error stays last.
+            sayWhatTheProviderMayKeep()
             // One line, whatever the message holds: a piece of input that escaped quoting cannot break it.
             // None for an empty message (`receive` has said everything on its channel already).
             if !error.message.isEmpty { Output.message(error.message) }
             return error.code
         }
+    }
+
+    /// After a command that deleted or replaced an item in a Secret Service provider known to keep such copies
+    /// (KeePassXC's Recycle Bin and History), one line saying so and how to turn it off (`KeptCopies`).
+    private static func sayWhatTheProviderMayKeep() {
+        if let notice = SecretServiceSlot.keptCopiesNotice() { Output.message(notice) }
     }
 
     static func dispatch(_ words: [String], launched early: GateClient.Launched? = nil) throws(CommandFailure) {

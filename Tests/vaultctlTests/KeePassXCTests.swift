@@ -109,6 +109,7 @@ struct KeePassXCTests {
         let delete = try sb.vaultctlCounted(["delete", gone], overriding: onScreen)
         #expect(answered.wait() == 1, "the dialog was shown and answered")
         #expect(delete.status == 0, "\(delete)")
+        #expect(delete.stderr.contains("KeePassXC may have moved the deleted item"), "the item went to its Recycle Bin: \(delete.stderr)")
         #expect(sb.askpassCalls == 1, "PAM first, then the provider's dialog")
         #expect(try sb.vaultctl(["status", gone]).stdoutText.hasPrefix("none:"))
 
@@ -134,6 +135,8 @@ struct KeePassXCTests {
         let stored = try sb.vaultctlCounted(["store", over, "--mode", "sync"], stdin: .text("second"), overriding: onScreen)
         // (KeePassXC may remember an earlier answer for vaultctl: at most one dialog, never inside the lock.)
         #expect(stored.status == 0 && overDialog.answered <= 1 && sb.askpassCalls == 1, "\(stored); dialogs \(overDialog.answered)")
+        // The value was replaced there: KeePassXC's History may keep the old one, and vaultctl says so.
+        #expect(stored.stderr.contains("KeePassXC may have kept the old value in the item's History"), "\(stored.stderr)")
         let readDialog = AccessDialog.answer(on: x.display, times: 1)
         let readBack = try sb.vaultctl(["read", over], overriding: onScreen)
         withExtendedLifetime(readDialog) {}

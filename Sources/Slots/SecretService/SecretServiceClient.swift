@@ -641,21 +641,30 @@ final class SecretServiceClient {
         if !collectionWasLocked, let v = try? Self.values(replies[1]), v.count == 2,
            let unlocked = v[0].objectPaths, let locked = v[1].objectPaths,
            unlocked.count == 1, locked.isEmpty, Self.parent(of: unlocked[0]) == collection {
-            if try setSecret(wire, of: unlocked[0]) { return }
+            if try setSecret(wire, of: unlocked[0]) {
+                KeptCopies.note(.replaced, in: collection, provider: providerProcess)
+                return
+            }
         }
         let properties = DBusValue.array(element: "{sv}", [
             .dictEntry(.string("org.freedesktop.Secret.Item.Label"), .variant(.string(label))),
             .dictEntry(.string("org.freedesktop.Secret.Item.Attributes"), .variant(.stringDictionary(attributes))),
         ])
+        // A replacing `CreateItem` sets the secret of the item with these attributes in the collection, when the
+        // search (made unlocked) saw one there.
+        let replacing = !collectionWasLocked && ((try? Self.values(replies[1]))?.compactMap(\.objectPaths).joined()
+            .contains { Self.parent(of: $0) == collection } ?? false)
         let v = try call(Self.method(collection, Self.collectionInterface, "CreateItem", [properties, wire, .boolean(true)]))
         guard v.count == 2, v[0].objectPath != nil, let prompt = v[1].objectPath else {
             throw .bus(.protocolError("the provider answered CreateItem with something else"))
         }
-        guard prompt != "/" else { return }
-        let created = try runPrompt(prompt, purpose: "store the item '\(SlotErrorText.oneLine(label, limit: 140))'")
-        guard let item = created.objectPath, item != "/" else {
-            throw .slot(.serviceUnavailable("the provider's prompt completed without the item it was to create"))
+        if prompt != "/" {
+            let created = try runPrompt(prompt, purpose: "store the item '\(SlotErrorText.oneLine(label, limit: 140))'")
+            guard let item = created.objectPath, item != "/" else {
+                throw .slot(.serviceUnavailable("the provider's prompt completed without the item it was to create"))
+            }
         }
+        if replacing { KeptCopies.note(.replaced, in: collection, provider: providerProcess) }
     }
 
     /// Sets the secret of the item at `item` (`Item.SetSecret`); false when the item is gone (deleted
@@ -695,13 +704,14 @@ final class SecretServiceClient {
     func delete(_ paths: [String]) throws(Failure) {
         lastFound = nil
         guard !paths.isEmpty else { return }
-        for reply in try callAll(paths.map { Self.method($0, Self.itemInterface, "Delete") }) {
+        for (path, reply) in zip(paths, try callAll(paths.map { Self.method($0, Self.itemInterface, "Delete") })) {
             let v: [DBusValue]
             do { v = try Self.values(reply) } catch {
                 if case .bus(.remote(let name, _)) = error, Self.isGone(name) { continue }
                 throw error
             }
             if let prompt = v.first?.objectPath { try runPromptIfAny(prompt, purpose: "delete an item of vaultctl's") }
+            KeptCopies.note(.deleted, in: Self.parent(of: path), provider: providerProcess)
         }
     }
 

@@ -45,6 +45,10 @@ final class SecretServiceInstance: Sendable {
         case keepassxc
         /// The same with KeePassXC's default: every read of an item needs the person's confirmation.
         case keepassxcConfirm = "keepassxc-confirm"
+        /// KeePassXC as `keepassxc`, its database made with what vaultctl recommends: no Recycle Bin, no History.
+        case keepassxcNoCopies = "keepassxc-no-copies"
+
+        var isKeePassXC: Bool { rawValue.hasPrefix("keepassxc") }
     }
 
     let kind: Kind
@@ -68,7 +72,7 @@ final class SecretServiceInstance: Sendable {
     static func start(_ kind: Kind, display: String? = nil) throws -> SecretServiceInstance {
         let folder = try Fixtures.makeFolder("kr")
         var args = ["start", folder, kind.rawValue]
-        if kind == .unlocked || kind == .keepassxc || kind == .keepassxcConfirm { args.append(keyringPassword) }
+        if kind == .unlocked || kind.isKeePassXC { args.append(keyringPassword) }
         let startEnvironment = Fixtures.baseEnvironment.merging(display.map { ["KEEPASSXC_DISPLAY": $0] } ?? [:]) { $1 }
         let result = ProcessRunner.run(Paths.secretServiceScript, args, environment: startEnvironment)
         guard result.status == 0 else {
@@ -102,6 +106,44 @@ final class SecretServiceInstance: Sendable {
     /// Environment for a client of this bus (secret-tool, gdbus).
     var clientEnvironment: [String: String] {
         Fixtures.baseEnvironment.merging(["DBUS_SESSION_BUS_ADDRESS": busAddress]) { $1 }
+    }
+
+    /// What KeePassXC's database file holds now, as `keepassxc-cli export` prints it (KeePassXC's XML, values in
+    /// the clear: History and Recycle Bin included); empty when it cannot be read.
+    func keepassxcExport() -> String {
+        ProcessRunner.run(Paths.tool("keepassxc-cli"), ["export", "-q", "\(folder)/db.kdbx"],
+                          environment: Fixtures.baseEnvironment, stdin: .text("\(Self.keyringPassword)\n"),
+                          timeout: .seconds(30)).stdoutText
+    }
+
+    /// The export once `settled` holds for it and the file has not changed for a second: KeePassXC saves its
+    /// database a moment after each change, and a change it takes while a save runs (its event loop answers
+    /// D-Bus meanwhile) gets no History item and is saved only with the next change (2.7.4:
+    /// `Database::writeDatabase` turns its modified signal off), so a test waits for one save to end before
+    /// it makes the next change. Waits at most 15 s for each, then gives the last export as it is (the
+    /// test's own expectations then fail).
+    func keepassxcExport(once settled: (String) -> Bool) -> String {
+        var export = keepassxcExport()
+        for _ in 0..<60 where !settled(export) {
+            usleep(250_000)
+            export = keepassxcExport()
+        }
+        guard settled(export) else { return export }
+        var last = modificationTime("\(folder)/db.kdbx")
+        var quiet = 0
+        for _ in 0..<60 where quiet < 4 {
+            usleep(250_000)
+            let now = modificationTime("\(folder)/db.kdbx")
+            quiet = now == last ? quiet + 1 : 0
+            last = now
+        }
+        return keepassxcExport()
+    }
+
+    private func modificationTime(_ path: String) -> [Int] {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return [] }
+        return [Int(st.st_mtim.tv_sec), Int(st.st_mtim.tv_nsec), Int(st.st_ino)]
     }
 
     /// Locks the `login` collection with the Secret Service `Lock` method (`secret-tool lock` hangs here).
