@@ -72,7 +72,8 @@ enum CommandTable {
                 The secret is read from standard input when it is not a terminal (the exact bytes, nothing \
                 trimmed), otherwise asked twice with echo off. It is never taken from arguments. Replacing a \
                 value asks for your password first (VAULT_ASKPASS or the terminal; policy gate.storeOver). After \
-                the new value is written and recorded, any copy in the other slot is removed.
+                the new value is written and recorded, any copy in the other slot is removed. KeePassXC may keep \
+                the value replaced or removed there (see 'vaultctl help delete').
                 """,
                 positionals: 1...1,
                 options: [modeOption, .flag("allow-supply", "let 'vaultctl supply' and 'askpass' hand this slot to other programs")],
@@ -88,8 +89,16 @@ enum CommandTable {
                 """,
                 positionals: 1...1, options: clipOptions, run: ReadCommand.run),
         Command(kind: .delete, synopsis: "delete SLOT [--password-stdin]",
-                abstract: "Remove a secret from both slots, after a fresh PAM authentication.",
-                discussion: "Asks for your password (policy gate.delete), then removes the value from the device slot and the Secret Service, and its record.",
+                abstract: "Delete a secret from both slots, after a fresh PAM authentication.",
+                discussion: """
+                Asks for your password (policy gate.delete), then deletes the value from the device slot and its \
+                item from the Secret Service, and its record. What the provider does with a deleted item is its \
+                own: gnome-keyring removes it for good; KeePassXC, with its defaults, moves it (value and History \
+                included) to its database's Recycle Bin, which the Secret Service API does not reach, and keeps \
+                a replaced value in the item's History. After a command that deleted or replaced an item in \
+                KeePassXC, vaultctl says in one line that it may have kept it, and how to turn that off: in \
+                Database → Database Settings… → General, "Max. history items" 0 and "Use recycle bin" unticked.
+                """,
                 positionals: 1...1, options: [], run: DeleteCommand.run),
         Command(kind: .list, synopsis: "list [--json]",
                 abstract: "List slot names and where each is kept (never the secrets).",
@@ -113,7 +122,8 @@ enum CommandTable {
                 abstract: "Move a secret to the other slot (after PAM), verifying before the old copy goes.",
                 discussion: """
                 Writes the target slot, reads it back and compares, updates the record, then deletes the \
-                source. Interrupted at any point, the secret stays readable.
+                source. Interrupted at any point, the secret stays readable. KeePassXC may keep the item moved \
+                out of it in its Recycle Bin (see 'vaultctl help delete').
                 """,
                 positionals: 1...1,
                 options: [.value("to", "MODE", choices: ["device", "sync"], "the slot to move it to")],
