@@ -207,6 +207,9 @@ install:
 	for d in $(DOCS); do install -D -m 0644 $$d $(DESTDIR)$(DOCDIR)/$$d; done
 	install -D -m 0644 policy/default.json $(DESTDIR)$(DOCDIR)/policy.json
 	for f in $(PAM_STACK_FILES); do install -D -m 0644 $$f $(DESTDIR)$(DOCDIR)/pam.d/$$(basename $$f); done
+	@# The old gate loses its group and execute bits before it is replaced, as dpkg does for a set-ID file:
+	@# a program holding it open could otherwise still run it, set-group-ID, through /proc/self/fd.
+	@[ ! -f $(DESTDIR)$(LIBEXECDIR)/vaultctl-gate ] || chmod 0700 $(DESTDIR)$(LIBEXECDIR)/vaultctl-gate
 	install -D -m 0755 $(DIST)/vaultctl-gate $(DESTDIR)$(LIBEXECDIR)/vaultctl-gate
 	@# The TPM helper beside the gate too: the gate runs the one beside itself, with the TPM of gate.conf.
 	install -D -m 0755 $(DIST)/vaultctl-tpm $(DESTDIR)$(LIBEXECDIR)/vaultctl-tpm
@@ -239,6 +242,7 @@ install:
 # Removes exactly the files install put there (folders stay: others may share them). The protected store
 # stays: it holds people's secrets. The root policy stays when an administrator changed it.
 uninstall:
+	@[ ! -f $(DESTDIR)$(LIBEXECDIR)/vaultctl-gate ] || chmod 0700 $(DESTDIR)$(LIBEXECDIR)/vaultctl-gate
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	@# The PAM stack goes when it is one vaultctl ships; one root wrote stays.
 	@for f in $(PAM_STACK_FILES); do cmp -s $$f $(DESTDIR)$(PAMDIR)/vaultctl && { rm -f $(DESTDIR)$(PAMDIR)/vaultctl; break; }; done; \
