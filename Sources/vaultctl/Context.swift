@@ -186,10 +186,8 @@ final class Context {
         var beforeDeviceWrite: (@Sendable (SlotName) throws(VaultError) -> Void)?
         if case .none(nil, _) = try protection() {
             // No gate beside this vaultctl: a first device-slot value makes a vault in the state folder, for
-            // good (until `device-key protect`); said once, as it is made, never silently.
-            beforeDeviceWrite = { (_) throws(VaultError) in
-                if let notice = NewVaultNotice.sentence(state: state) { Output.message(notice) }
-            }
+            // good (until `device-key protect`); said once, after the write made it (`Entrypoint`), never silently.
+            beforeDeviceWrite = { (_) throws(VaultError) in NewVaultNotice.expect(state: state) }
         }
         if case .none(_?, _?) = try protection() {
             beforeDeviceWrite = { (name) throws(VaultError) in

@@ -8,11 +8,11 @@ enum Entrypoint {
         SecretServiceSlot.tellAboutPrompts { Output.message($0) }
         do {
             try dispatch(words, launched: launched)
-            sayWhatTheProviderMayKeep()
+            sayWhatStaysBehind()
             return .ok
         } catch {
             // What the provider kept of a change made before the failure is true either way; the error stays last.
-            sayWhatTheProviderMayKeep()
+            sayWhatStaysBehind()
             // One line, whatever the message holds: a piece of input that escaped quoting cannot break it.
             // None for an empty message (`receive` has said everything on its channel already).
             if !error.message.isEmpty { Output.message(error.message) }
@@ -20,10 +20,13 @@ enum Entrypoint {
         }
     }
 
-    /// After a command that deleted or replaced an item in a Secret Service provider known to keep such copies
-    /// (KeePassXC's Recycle Bin and History), one line saying so and how to turn it off (`KeptCopies`).
-    private static func sayWhatTheProviderMayKeep() {
+    /// What a command leaves behind that the person should know of, one line each: after it deleted or replaced
+    /// an item in a Secret Service provider known to keep such copies (KeePassXC's Recycle Bin and History),
+    /// saying so and how to turn it off (`KeptCopies`); after it made an unprotected vault (`NewVaultNotice`).
+    private static func sayWhatStaysBehind() {
         if let notice = SecretServiceSlot.keptCopiesNotice() { Output.message(notice) }
+        // A device-slot write that made an unprotected vault in the state folder (`NewVaultNotice`).
+        if let notice = NewVaultNotice.said() { Output.message(notice) }
     }
 
     static func dispatch(_ words: [String], launched early: GateClient.Launched? = nil) throws(CommandFailure) {

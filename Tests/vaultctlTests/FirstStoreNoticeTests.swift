@@ -1,12 +1,12 @@
 import Testing
 
 /// A first device-slot value with no vaultctl-gate beside vaultctl makes a vault in the state folder for good:
-/// the store says so as the vault is made, once (issue 36, point 9), and succeeds.
+/// the store says so once the vault is made, once (issue 36, point 9), and succeeds.
 @Suite("First store's notice")
 struct FirstStoreNoticeTests {
     @Test func theStoreThatMakesTheVaultSaysSoOnce() throws {
         let sb = try Sandbox()
-        let said = "makes a new vault in \(sb.stateFolder), whose device key any program running as you can read"
+        let said = "made a new vault in \(sb.stateFolder), whose device key any program running as you can read"
         let first = try sb.vaultctl(["store", sb.uniqueSlot("first"), "--mode", "device"], stdin: .text("one"))
         #expect(first.status == 0 && first.stderr.contains(said), "\(first)")
         #expect(first.stderr.split(separator: "\n").count == 1, "one line: \(first.stderr)")
@@ -28,6 +28,6 @@ extension ProcessResult {
     /// Standard error without the line a store says as it makes a new vault (for tests of other warnings).
     var stderrBesidesNewVaultNotice: String {
         stderr.split(separator: "\n", omittingEmptySubsequences: true)
-            .filter { !$0.contains("makes a new vault in") }.joined(separator: "\n")
+            .filter { !$0.contains("made a new vault in") }.joined(separator: "\n")
     }
 }

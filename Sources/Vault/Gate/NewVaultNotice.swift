@@ -1,28 +1,49 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Slots
+import Synchronization
 
-/// What a person is told when a device-slot value is about to make a new vault in their state folder, with
-/// no vaultctl-gate beside the running vaultctl: that its device key will be readable by every program
-/// running as them, and, when a gate is installed elsewhere on this machine (another vaultctl's, or a store
-/// in /var/lib/vaultctl), which one. Said once, at the vault's creation; from then on `status` says it.
+/// What a person is told when a device-slot value makes a new vault in their state folder, with no
+/// vaultctl-gate beside the running vaultctl: that its device key is readable by every program running as
+/// them, and, when a gate is installed elsewhere on this machine (the package's, `make install`'s default, or
+/// a store in /var/lib/vaultctl), which one. Said once, after the write that made the vault (`expect` before
+/// the write, `said` at the command's end); from then on `status` says it.
 public enum NewVaultNotice {
-    /// Where installed gates live (the package's, then `make install`'s default prefix).
-    public static let gatePlaces = ["/usr/libexec/vaultctl/vaultctl-gate", "/usr/local/libexec/vaultctl/vaultctl-gate"]
+    /// Where installed gates live: the package's, then `make install`'s default prefix.
+    public static let gatePlaces = [Installation.packageGate, Installation(.makeInstall(prefix: "/usr/local")).gatePlace]
     /// The protected stores' folder, made by every gate install.
     public static let storePlace = "/var/lib/vaultctl"
 
-    /// The sentence for a state folder `state` that holds no device key yet; nil when it holds one (the
-    /// vault exists, and was made with its own notice or before this one existed).
-    /// `exists`: whether a path exists (a test sets it).
-    public static func sentence(state: String, exists: (String) -> Bool = { access($0, F_OK) == 0 }) -> String? {
-        guard !exists("\(state)/device.key"), !exists("\(state)/device.tpm2") else { return nil }
-        let start = "this makes a new vault in \(state), whose device key any program running as you can read"
+    /// The state folder a write may make a vault in (set before the write when it holds no device key).
+    static let pending = Mutex<String?>(nil)
+
+    /// Before a device-slot write to the state folder `state`: remembers it when no vault is there yet.
+    public static func expect(state: String, exists: (String) -> Bool = { access($0, F_OK) == 0 }) {
+        guard !hasDeviceKey(state, exists) else { return }
+        pending.withLock { $0 = state }
+    }
+
+    /// At the command's end: the sentence when a write this process began made the vault (its device key is
+    /// there now); nil otherwise (nothing written, or the write failed before the key was made).
+    public static func said(exists: @escaping (String) -> Bool = { access($0, F_OK) == 0 }) -> String? {
+        guard let state = pending.withLock({ s -> String? in defer { s = nil }; return s }),
+              hasDeviceKey(state, exists) else { return nil }
+        return sentence(state: state, exists: exists)
+    }
+
+    static func hasDeviceKey(_ state: String, _ exists: (String) -> Bool) -> Bool {
+        exists("\(state)/device.key") || exists("\(state)/device.tpm2")
+    }
+
+    /// The sentence for a new vault in `state`. `exists`: whether a path exists (a test sets it).
+    public static func sentence(state: String, exists: (String) -> Bool = { access($0, F_OK) == 0 }) -> String {
+        let start = "this made a new vault in \(state), whose device key any program running as you can read"
         if let gate = gatePlaces.first(where: exists) {
-            return "\(start): this vaultctl has no vaultctl-gate beside it (../libexec/vaultctl/), though one is installed at \(gate). To keep the vault behind that gate, run the vaultctl installed with it (\(installedCommand(gate))) instead; 'vaultctl device-key protect' moves this one there later."
+            return "\(start): this vaultctl has no vaultctl-gate beside it (../libexec/vaultctl/), though one is installed at \(gate). To keep new vaults behind that gate, run the vaultctl installed with it (\(installedCommand(gate))) instead; 'vaultctl device-key protect' moves this one there."
         }
         if exists(storePlace) {
-            return "\(start): this vaultctl has no vaultctl-gate beside it (../libexec/vaultctl/), though \(storePlace) shows a gate was installed here. Run the vaultctl installed with the gate instead; 'vaultctl device-key protect' moves this vault behind it later."
+            return "\(start): this vaultctl has no vaultctl-gate beside it (../libexec/vaultctl/), though \(storePlace) shows a gate was installed here. Run the vaultctl installed with the gate instead; 'vaultctl device-key protect' moves this vault behind it."
         }
         return "\(start) (no vaultctl-gate is installed). 'vaultctl status NAME' says so for each secret."
     }
