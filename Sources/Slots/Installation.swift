@@ -11,7 +11,8 @@ import Glibc
 /// the environment or the caller: vaultctl-gate is set-group-ID and asks this too.
 /// - The package: this is the package's build (debian/rules compiles it with `-D VAULTCTL_DEBIAN_PACKAGE`).
 /// - `make install`: the executable is `PREFIX/bin/vaultctl` beside a folder `PREFIX/libexec/vaultctl`
-///   (where `make install` puts the gate), or it is `PREFIX/libexec/vaultctl/vaultctl-gate` itself.
+///   (where `make install` puts the gate) or `PREFIX/share/doc/vaultctl` (its documents, left when the gate's
+///   folder is gone), or it is `PREFIX/libexec/vaultctl/vaultctl-gate` itself.
 /// - Anything else is not installed: a build tree (`.build/debug`) or a copy; its remedy is to install.
 ///
 /// `Sendable`: a value of strings.
@@ -54,7 +55,9 @@ public struct Installation: Sendable, Equatable {
             let p = String(folder.dropLast(tail.count))
             return p.isEmpty ? "/" : p
         }
-        if name == "vaultctl", let p = prefix(dropping: "/bin"), isFolder("\(p == "/" ? "" : p)/libexec/vaultctl") {
+        // Its gate's folder, or its documents (a make install whose gate folder was removed since is still one).
+        if name == "vaultctl", let p = prefix(dropping: "/bin"),
+           isFolder("\(p == "/" ? "" : p)/libexec/vaultctl") || isFolder("\(p == "/" ? "" : p)/share/doc/vaultctl") {
             return Installation(.makeInstall(prefix: p))
         }
         if name == "vaultctl-gate", let p = prefix(dropping: "/libexec/vaultctl") {

@@ -30,6 +30,9 @@ struct InstallationTests {
         #expect(detect("/usr/libexec/vaultctl/vaultctl-gate") == .makeInstall(prefix: "/usr"))
         // A bin/ with no libexec/vaultctl beside it is a copy, not an install; so is a build tree.
         #expect(detect("/home/u/bin/vaultctl") == .notInstalled(folder: "/home/u/bin"))
+        // A make install whose gate folder was removed keeps its documents: still an install (its remedy reinstalls).
+        #expect(Installation.detect(executable: "/srv/vc/bin/vaultctl", package: false) { $0 == "/srv/vc/share/doc/vaultctl" }.kind
+                == .makeInstall(prefix: "/srv/vc"))
         #expect(detect("/src/vaultctl/.build/debug/vaultctl") == .notInstalled(folder: "/src/vaultctl/.build/debug"))
         #expect(detect("/src/vaultctl/.build/debug/vaultctl-gate") == .notInstalled(folder: "/src/vaultctl/.build/debug"))
         #expect(detect("/opt/vc/bin/vaultctl-tpm") == .notInstalled(folder: "/opt/vc/bin"))
