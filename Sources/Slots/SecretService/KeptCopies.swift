@@ -60,7 +60,8 @@ public struct KeptCopies: Sendable, Equatable {
         let names = (deletedIn + replacedIn.filter { !deletedIn.contains($0) }).compactMap(label)
         let database = names.isEmpty ? ""
             : " (database\(names.count > 1 ? "s" : "") \(names.map { "'\($0)'" }.joined(separator: ", ")))"
-        return "warning: KeePassXC may have \(what)\(database), out of vaultctl's reach; to keep nothing there, in its "
+        return "warning: KeePassXC may have \(what)\(database), out of vaultctl's reach (vaultctl cannot see its settings: "
+            + "with \"Max. history items\" 0 and \"Use recycle bin\" unticked, nothing was kept); to keep nothing there, in its "
             + "Database → Database Settings… → General set \"Max. history items\" to 0 and untick \"Use recycle bin\" "
             + "(it offers to empty it)."
     }

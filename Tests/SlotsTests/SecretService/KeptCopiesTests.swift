@@ -19,12 +19,12 @@ import Testing
 
     @Test func aDeleteNamesTheRecycleBinTheDatabaseAndBothSettings() {
         let notice = KeptCopies(deletedIn: [db]).notice(label: label)
-        #expect(notice == "warning: KeePassXC may have moved the deleted item, value included, to its Recycle Bin (database 'Passwords'), out of vaultctl's reach; to keep nothing there, in its Database → Database Settings… → General set \"Max. history items\" to 0 and untick \"Use recycle bin\" (it offers to empty it).")
+        #expect(notice == "warning: KeePassXC may have moved the deleted item, value included, to its Recycle Bin (database 'Passwords'), out of vaultctl's reach (vaultctl cannot see its settings: with \"Max. history items\" 0 and \"Use recycle bin\" unticked, nothing was kept); to keep nothing there, in its Database → Database Settings… → General set \"Max. history items\" to 0 and untick \"Use recycle bin\" (it offers to empty it).")
     }
 
     @Test func aReplacementNamesTheHistory() {
         let notice = KeptCopies(replacedIn: [db]).notice(label: label)
-        #expect(notice.hasPrefix("warning: KeePassXC may have kept the old value in the item's History (database 'Passwords'), out of vaultctl's reach;"))
+        #expect(notice.hasPrefix("warning: KeePassXC may have kept the old value in the item's History (database 'Passwords'), out of vaultctl's reach (vaultctl cannot see its settings: "))
         #expect(!notice.contains("moved the deleted item"))
     }
 
