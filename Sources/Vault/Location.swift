@@ -173,9 +173,8 @@ extension Vault {
             // The record says it went to the sync slot, and the Secret Service answering now does not hold it: a
             // keyring of another provider, or one this session does not run, may (issue 36). Both slots answered
             // that they are empty, so it is "none" here, and the words say where else it may be.
-            let running = sync.provider().map { " (\($0))" } ?? ""
             return LocationStatus(slot: name, state: .none, mode: nil,
-                summary: "Slot '\(name)' is not in the Secret Service running now\(running); recorded as stored in the sync slot — another keyring?",
+                summary: Vault.notInRunningService([name], provider: sync.provider()),
                 notes: ["A 'vaultctl store \(name)' here makes a new value; a copy in another keyring stays there."],
                 details: ["The mode record (\(record)) says the value went to the sync slot, but no collection of the provider that answers on this session bus holds it, and the device slot is empty: it may be in a keyring that is not running here (another provider, another session's), or another program deleted it."])
         case .conflicting(let path, let detail):

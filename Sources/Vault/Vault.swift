@@ -100,8 +100,7 @@ public struct Vault: Sendable {
             }
             var outcome = try storeLocked(name, secret, mode: mode, syncRecordedButEmpty: &syncRecordedButEmpty)
             if syncRecordedButEmpty {
-                let running = sync.provider().map { " (\($0))" } ?? ""
-                outcome.recordedElsewhere = "the record said '\(name)' was stored in the sync slot, but the Secret Service running now\(running) did not hold it: this is a new value, and a copy in another keyring, if any, stays there"
+                outcome.recordedElsewhere = "\(notInRunningService([name])) This is a new value; a copy in another keyring, if any, stays there"
             }
             return outcome
         }
@@ -309,6 +308,27 @@ public struct Vault: Sendable {
         let held = Set(entries.map(\.name))
         let records = (try? record.load()) ?? [:]
         return records.filter { $0.value == .sync && !held.contains($0.key) }.map(\.key).sorted()
+    }
+
+    /// The one sentence for slots (`names`) the mode record names as stored in the sync slot that the Secret
+    /// Service answering now (`provider`, its words) does not hold (issue 36): `status`, `list`, `store`,
+    /// `read`, `move` and `delete` all say it, so none of them calls such a slot plainly empty.
+    public static func notInRunningService(_ names: [SlotName], provider: String?) -> String {
+        let running = provider.map { " (\($0))" } ?? ""
+        let shown = names.prefix(10).map { "'\($0)'" }.joined(separator: ", ") + (names.count > 10 ? " and \(names.count - 10) more" : "")
+        let one = names.count == 1
+        return "\(one ? "Slot" : "Slots") \(shown) \(one ? "is" : "are") not in the Secret Service running now\(running); recorded as stored in the sync slot — another keyring?"
+    }
+
+    public func notInRunningService(_ names: [SlotName]) -> String {
+        Self.notInRunningService(names, provider: sync.provider())
+    }
+
+    /// `notInRunningService` for `name` when the mode record names the sync slot for it; nil otherwise (or
+    /// when the record cannot be read). For a command that found `name` in neither slot.
+    public func notInRunningService(ifRecorded name: SlotName) -> String? {
+        guard (try? record.lookup(name)) == .recorded(.sync) else { return nil }
+        return notInRunningService([name])
     }
 
     /// Whether the mode record names any slot as stored in the sync slot (true when it cannot be read): a

@@ -3,6 +3,15 @@ import Vault
 
 /// The one place errors become words and exit codes.
 enum ErrorReport {
+    /// `failure`, but a slot found in neither slot that the mode record names as in the sync slot gets the
+    /// words `status` uses (`Vault.notInRunningService`), not "empty": still 66.
+    static func failure(_ error: VaultError, notHeldHere vault: Vault) -> CommandFailure {
+        if case .slot(.empty(let name)) = error, let sentence = vault.notInRunningService(ifRecorded: name) {
+            return CommandFailure(code: .noInput, message: "\(sentence) 'vaultctl store \(name)' here makes a new value; a copy in another keyring, if any, stays there.")
+        }
+        return failure(error)
+    }
+
     static func failure(_ error: VaultError) -> CommandFailure {
         switch error {
         case .slot(let e): return failure(e)

@@ -37,7 +37,7 @@ struct AcrossProvidersTests {
         // list: not a line of its own on stdout (it is not there), but named on stderr, and in --json.
         let list = sb.vaultctlWithoutPAM(["list"], overriding: there)
         #expect(list.status == 0 && !list.stdoutText.contains(name), "\(list)")
-        #expect(list.stderr.contains("'\(name)' is recorded as stored in the sync slot, but the Secret Service running now (KeePassXC, 'vaultctl test') does not hold it — another keyring?"), "\(list.stderr)")
+        #expect(list.stderr.contains("vaultctl: warning: Slot '\(name)' is not in the Secret Service running now (KeePassXC, 'vaultctl test'); recorded as stored in the sync slot — another keyring? ('vaultctl status \(name)' says more.)"), "\(list.stderr)")
         let listJSON = sb.vaultctlWithoutPAM(["list", "--json"], overriding: there)
         #expect(listJSON.stdoutText.contains("\"recordedNotHeld\":[\"\(name)\"]"), "\(listJSON)")
         // Under gnome-keyring, list names nothing of the kind.
@@ -48,7 +48,7 @@ struct AcrossProvidersTests {
         let store = try sb.vaultctl(["store", name, "--mode", "sync"], stdin: .text("from KeePassXC"), overriding: there)
         #expect(store.status == 0, "\(store)")
         let said = store.stderr.split(separator: "\n").filter { $0.contains("another keyring") }
-        #expect(said == ["vaultctl: warning: the record said '\(name)' was stored in the sync slot, but the Secret Service running now (KeePassXC, 'vaultctl test') did not hold it: this is a new value, and a copy in another keyring, if any, stays there."], "\(store.stderr)")
+        #expect(said == ["vaultctl: warning: Slot '\(name)' is not in the Secret Service running now (KeePassXC, 'vaultctl test'); recorded as stored in the sync slot — another keyring? This is a new value; a copy in another keyring, if any, stays there."], "\(store.stderr)")
         #expect(sb.secretToolLookup(name).stdoutText == "from gnome-keyring", "the other keyring's copy is left alone")
         let after = sb.vaultctlWithoutPAM(["status", name], overriding: there)
         #expect(after.stdoutText.hasPrefix("in-slot: ") && after.stdoutText.contains("'vaultctl test'"), "\(after)")
@@ -57,6 +57,36 @@ struct AcrossProvidersTests {
         let again = try sb.vaultctl(["store", name, "--mode", "sync"], stdin: .text("again"), overriding: there)
         #expect(again.status == 0 && !again.stderr.contains("another keyring"), "\(again)")
         _ = sb.secretTool(["clear", "xdg:schema", "org.vaultctl.Slot", "slot", name])
+    }
+
+    /// read, move and delete of such a slot under KeePassXC say what status says (66), never "empty"; delete
+    /// removes the record's entry (list names it no more) and leaves gnome-keyring's copy, which reads there.
+    @Test func readMoveAndDeleteUnderKeePassXCSayWhatStatusSays() throws {
+        let sb = try Sandbox()
+        let keepassxc = try SecretServiceInstance.start(.keepassxc)
+        defer { keepassxc.stop() }
+        let there = ["DBUS_SESSION_BUS_ADDRESS": keepassxc.busAddress]
+        let name = sb.uniqueSlot("elsewhere")
+        try sb.store(name, Array("from gnome-keyring".utf8), mode: "sync")
+        defer { _ = sb.secretTool(["clear", "xdg:schema", "org.vaultctl.Slot", "slot", name]) }
+        let sentence = "Slot '\(name)' is not in the Secret Service running now (KeePassXC, 'vaultctl test'); recorded as stored in the sync slot — another keyring?"
+
+        for args in [["read", name], ["move", name, "--to", "device"], ["move", name, "--to", "sync"]] {
+            let r = try sb.vaultctl(args, overriding: there)
+            #expect(r.status == 66 && r.stdoutText.isEmpty, "\(args): \(r)")
+            #expect(r.stderr.contains("vaultctl: \(sentence) 'vaultctl store \(name)' here makes a new value; a copy in another keyring, if any, stays there.") && !r.stderr.contains("empty"), "\(args): \(r.stderr)")
+        }
+        let delete = try sb.vaultctl(["delete", name], overriding: there)
+        #expect(delete.status == 66, "\(delete)")
+        #expect(delete.stderr.contains("vaultctl: \(sentence) Nothing was deleted here; the record of '\(name)' in the sync slot is removed; a copy in another keyring, if any, stays there.") && !delete.stderr.contains("holds no value"), "\(delete.stderr)")
+        #expect(sb.secretToolLookup(name).stdoutText == "from gnome-keyring", "the other keyring's copy is left alone")
+        let list = sb.vaultctlWithoutPAM(["list", "--json"], overriding: there)
+        #expect(list.stdoutText.contains("\"recordedNotHeld\":[]") && !list.stderr.contains("another keyring"), "the entry is gone: \(list)")
+        let again = try sb.vaultctl(["delete", name], overriding: there)
+        #expect(again.status == 66 && again.stderr.contains("Slot '\(name)' holds no value; nothing was deleted.") && !again.stderr.contains("another keyring"), "\(again)")
+        // Under gnome-keyring the value still reads, the record's entry gone.
+        let home = try sb.vaultctl(["read", name])
+        #expect(home.status == 0 && home.stdoutText == "from gnome-keyring", "\(home)")
     }
 
     /// KeePassXC with its database locked, on a display where it would show its unlock dialog ("Prompt to

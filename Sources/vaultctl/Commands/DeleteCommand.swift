@@ -5,6 +5,10 @@ enum DeleteCommand {
     static func run(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let name = try context.slotName(args.positionals[0])
         let vault = try context.vault()
+        // Said when nothing is here and the record named the sync slot: that entry goes (after PAM, when deletes
+        // are gated), a copy in another keyring stays. Exit 66 as for any "nothing was deleted": a script that
+        // asked for a value to go learns that no value was here; the entry named none this process sees.
+        let elsewhere = vault.notInRunningService(ifRecorded: name)
         // PAM before anything is forgotten (gate.delete): a wrong password leaves the value and its permission.
         var wasEmpty: Bool
         do { wasEmpty = try vault.confirmDelete(name) } catch { throw ErrorReport.failure(error) }
@@ -25,6 +29,9 @@ enum DeleteCommand {
             if let warning = outcome.warning { Output.message("warning: \(warning).") }
         } catch {
             // Nothing to delete is not an invitation to store something.
+            if case .slot(.empty) = error, let elsewhere {
+                throw CommandFailure(code: .noInput, message: "\(elsewhere) Nothing was deleted here; the record of '\(name)' in the sync slot is removed; a copy in another keyring, if any, stays there.")
+            }
             if case .slot(.empty) = error {
                 throw CommandFailure(code: .noInput, message: "Slot '\(name)' holds no value; nothing was deleted.")
             }

@@ -36,10 +36,7 @@ enum ListCommand {
             Output.message("warning: \(skipped) Secret Service item\(skipped == 1 ? "" : "s") with vaultctl's schema \(skipped == 1 ? "has" : "have") a slot attribute that is not a valid slot name; not listed (another program stored \(skipped == 1 ? "it" : "them")).")
         }
         if !elsewhere.isEmpty {
-            let shown = elsewhere.prefix(10).map { "'\($0)'" }.joined(separator: ", ") + (elsewhere.count > 10 ? " and \(elsewhere.count - 10) more" : "")
-            let running = vault.sync.provider().map { " (\($0))" } ?? ""
-            let one = elsewhere.count == 1
-            Output.message("warning: \(shown) \(one ? "is" : "are") recorded as stored in the sync slot, but the Secret Service running now\(running) does not hold \(one ? "it" : "them") — another keyring? ('vaultctl status \(elsewhere[0])' says more.)")
+            Output.message("warning: \(vault.notInRunningService(elsewhere)) ('vaultctl status \(elsewhere[0])' says more.)")
         }
         for place in listing.sync.lockedPlaces {
             Output.message("warning: the Secret Service collection '\(place)' is locked; a provider may hide a locked collection's items, so sync slots kept there may be missing from this list (unlock it and list again).")

@@ -30,7 +30,7 @@ enum MoveCommand {
                 break
             }
         } catch {
-            throw ErrorReport.failure(error)
+            throw ErrorReport.failure(error, notHeldHere: vault)
         }
     }
 }

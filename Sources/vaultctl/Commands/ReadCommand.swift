@@ -9,7 +9,7 @@ enum ReadCommand {
         let clip = try ClipRequest.from(args)
         let vault = try context.vault()
         let secret: SecretBytes
-        do { secret = try vault.read(name) } catch { throw ErrorReport.failure(error) }
+        do { secret = try vault.read(name) } catch { throw ErrorReport.failure(error, notHeldHere: vault) }
         // The audit line goes out before the secret does: one that cannot be written stops it.
         try context.recordDisclosure("ok")
         if let clip {

@@ -75,7 +75,7 @@ struct StaleCopyTests {
     /// Nothing that asks no password points the record at another copy, whatever state folder or bus it is
     /// given: a `move` that sees the value "already there" through an empty state folder, or through a bus
     /// with an empty keyring, asks for the password before it rewrites the record, and a `delete` that sees
-    /// nothing there changes nothing (not even the record's entry). The owner's reads keep the new value.
+    /// nothing there removes the record's entry only after the password. The owner's reads keep the new value.
     @Test func noUngatedCommandPointsTheRecordAtAnOlderCopy() throws {
         let sb = try Sandbox()
         let elsewhere = try Fixtures.makeFolder("elsewhere")
@@ -100,7 +100,7 @@ struct StaleCopyTests {
         #expect(sb.recordedMode(y) == "sync")
         let viaBoth = try sb.vaultctl(["delete", y], askpass: .declining,
                                       overriding: ["XDG_STATE_HOME": elsewhere, "DBUS_SESSION_BUS_ADDRESS": emptyKeyring.busAddress])
-        #expect(viaBoth.status == 66, "\(viaBoth)")
+        #expect(viaBoth.status == 77, "removing the entry is asked for: \(viaBoth)")
         #expect(sb.recordedMode(y) == "sync", "the record's entry stays")
         #expect(try sb.readReliably(y).stdoutText == "NEW-value")
         let noBus = try sb.vaultctl(["read", y], overriding: Self.noBus)
