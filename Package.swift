@@ -1,8 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// vaultctl: CLI → Vault → Slots → C (libsodium, libpam, sd-bus from libsystemd, libgcrypt; the TPM through
-// the vaultctl-tpm helper, the only program linked with tpm2-tss).
+// vaultctl: CLI → Vault → Slots → C (libsodium, libpam; the TPM through the vaultctl-tpm helper, the only
+// program linked with tpm2-tss). The sync slot is a target of its own, CLI → SecretService → Slots, sd-bus
+// (libsystemd), libgcrypt: neither Vault nor the gate depends on it, so the gate links no D-Bus code.
 // Dependencies point down only.
 let package = Package(
     name: "vaultctl",
@@ -23,13 +24,16 @@ let package = Package(
         .systemLibrary(name: "CGcrypt"),
         // The session-bus connector for KeePassXC (Sources/CBusConnector/bus_connector.c): both of its ends.
         .target(name: "CBusConnector"),
-        .target(name: "Slots", dependencies: ["CSodium", "CSystemd", "CGcrypt", "CSystem", "CBusConnector"]),
+        .target(name: "Slots", dependencies: ["CSodium", "CSystem"]),
+        // The sync slot: the Secret Service client over sd-bus, its session crypto (libgcrypt) and the KeePassXC
+        // connector. Only the CLI depends on it; an `import SecretService` in Vault or the gate does not compile.
+        .target(name: "SecretService", dependencies: ["Slots", "CSystemd", "CGcrypt", "CBusConnector"]),
         .systemLibrary(name: "CSystem"),  // prctl(2), which Glibc's module does not export
         .target(name: "Vault", dependencies: ["Slots", "CPAM", "CSystem"]),
         // Not dumpable before anything of vaultctl runs, and the installed gate started then: C constructors
         // (Sources/CStartHardening), which start the gate as GateClient does (CSystem's gate_start.h).
         .target(name: "CStartHardening", dependencies: ["CSystem", "CBusConnector"]),
-        .executableTarget(name: "vaultctl", dependencies: ["Vault", "Slots", "CStartHardening"]),
+        .executableTarget(name: "vaultctl", dependencies: ["Vault", "SecretService", "Slots", "CStartHardening"]),
         // The TPM: tpm2-tss (ESAPI pulls in libcrypto) is linked into a helper that vaultctl starts only to
         // seal or unseal, so no other command pays its load time (~2 ms).
         .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
@@ -38,7 +42,7 @@ let package = Package(
         // The set-group-ID gate (docs/gate.md): the protected store's only door. No Foundation, no D-Bus.
         .target(name: "GateService", dependencies: ["Vault", "Slots", "CSystem"]),
         .executableTarget(name: "vaultctl-gate", dependencies: ["GateService", "Vault", "Slots", "CSystem"]),
-        .testTarget(name: "SlotsTests", dependencies: ["Slots"]),
+        .testTarget(name: "SlotsTests", dependencies: ["Slots", "SecretService", "CBusConnector"]),
         .testTarget(name: "VaultTests", dependencies: ["Vault", "Slots"]),
         .testTarget(name: "vaultctlTests", dependencies: ["vaultctl", "vaultctl-tpm", "vaultctl-gate", "GateService", "Vault", "Slots"]),
     ],

@@ -4,7 +4,7 @@ import PackageDescription
 // libFuzzer harnesses for vaultctl. A separate package so the main build never sees `-sanitize=fuzzer`.
 //
 // The root package exports only the `vaultctl` executable, so this one compiles the same sources again:
-// Sources/{Slots,Vault,CSodium,CPAM,CSystem,CSystemd,CGcrypt,CBusConnector} are symlinks to ../../Sources/…, declared below with the
+// Sources/{Slots,Vault,CSodium,CPAM,CSystem} are symlinks to ../../Sources/…, declared below with the
 // dependencies the root manifest gives them (keep the two in step). Each harness's oracle is a symlink to
 // the `*FuzzCheck.swift` file the corpus replay tests in Tests/{Slots,Vault}Tests/Fuzz use, so the fuzzer and
 // `make test` check exactly the same things. Build and run with `make fuzz` (see README.md).
@@ -25,11 +25,8 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium"),
         .systemLibrary(name: "CPAM"),
         .systemLibrary(name: "CSystem"),
-        .systemLibrary(name: "CSystemd"),
-        .systemLibrary(name: "CGcrypt"),
         .systemLibrary(name: "CFuzzer"),  // LLVMFuzzerRunDriver
-        .target(name: "CBusConnector"),
-        .target(name: "Slots", dependencies: ["CSodium", "CSystemd", "CGcrypt", "CSystem", "CBusConnector"], swiftSettings: testable),
+        .target(name: "Slots", dependencies: ["CSodium", "CSystem"], swiftSettings: testable),
         .target(name: "Vault", dependencies: ["Slots", "CPAM", "CSystem"], swiftSettings: testable),
         .executableTarget(name: "FuzzSealedFile", dependencies: ["CFuzzer", "Slots"], swiftSettings: harness),
         .executableTarget(name: "FuzzSlotName", dependencies: ["CFuzzer", "Slots"], swiftSettings: harness),

@@ -5,3 +5,10 @@ public enum SlotMode: String, Sendable, CaseIterable {
     /// A file sealed under a key bound to this machine; it never opens anywhere else.
     case device
 }
+
+extension SlotMode {
+    /// Seconds one operation of the sync slot (a Secret Service call) may take before it counts as
+    /// unavailable: `SecretServiceSlot`'s default, and what the vault's change lock waits are made of. Here,
+    /// below both, so the vault (and the gate, which links it) need not depend on the Secret Service for it.
+    public static let syncOperationSeconds: Double = 5
+}

@@ -3,7 +3,7 @@ import CSodium
 /// The one funnel to libsodium's primitives: initialization, keyed hashing, HMAC-SHA-256, XChaCha20-Poly1305
 /// and sealed boxes (X25519 + XSalsa20-Poly1305 to a public key).
 /// (`SecretBytes` calls the memory functions itself: it is the memory type.)
-enum Sodium {
+package enum Sodium {
     static let keyBytes = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)
     static let nonceBytes = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)
     static let tagBytes = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)
@@ -92,7 +92,7 @@ enum Sodium {
     /// `SecretBytes` costs an `mmap`, `mprotect`s and an `mlock`.
     /// The corresponding C functions are `crypto_auth_hmacsha256_init`, `crypto_auth_hmacsha256_update`
     /// and `crypto_auth_hmacsha256_final`.
-    static func hmacSHA256(key: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer...,
+    package static func hmacSHA256(key: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer...,
                            into tag: UnsafeMutableRawBufferPointer) {
         precondition(tag.count >= hmacSHA256Bytes, "an HMAC-SHA-256 tag needs 32 bytes")
         initialize()
@@ -163,7 +163,7 @@ enum Sodium {
     }
 
     /// Random bytes that are not secret (nonces). The corresponding C function is `randombytes_buf`.
-    static func randomPublic(count: Int) -> [UInt8] {
+    package static func randomPublic(count: Int) -> [UInt8] {
         initialize()
         var out = [UInt8](repeating: 0, count: count)
         randombytes_buf(&out, count)

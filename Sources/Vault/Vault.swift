@@ -65,11 +65,11 @@ public struct Vault: Sendable {
     }
 
     /// How long a look waits for a change in progress (one Secret Service operation's bound).
-    static let changeWait = SecretServiceSlot.defaultTimeout
+    static let changeWait = SlotMode.syncOperationSeconds
 
     /// How long a change waits for another one: a change holds the lock for up to three Secret Service
     /// operations (write, look, delete), each bounded by its timeout.
-    static let changeLockWait = 3 * SecretServiceSlot.defaultTimeout
+    static let changeLockWait = 3 * SlotMode.syncOperationSeconds
 
     public func slot(_ mode: SlotMode) -> any Slot { mode == .device ? device : sync }
 

@@ -1,3 +1,4 @@
+import SecretService
 import Slots
 import Vault
 

@@ -5,8 +5,8 @@ import Musl
 #endif
 
 /// Reads small public files (machine-id, /proc entries) that are not ours to check for privacy.
-enum PlainFile {
-    static func read(_ path: String, maximumCount: Int) -> [UInt8]? {
+package enum PlainFile {
+    package static func read(_ path: String, maximumCount: Int) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

@@ -1,4 +1,5 @@
 import Testing
+@testable import SecretService
 @testable import Slots
 
 /// HKDF-SHA256 pinned by RFC 5869's test vectors (Appendix A).

@@ -1,4 +1,5 @@
 import Testing
+@testable import SecretService
 @testable import Slots
 
 /// The words after a command that deleted or replaced an item in a provider that may keep copies, and which

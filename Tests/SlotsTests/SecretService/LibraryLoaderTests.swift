@@ -1,4 +1,5 @@
 import Testing
+@testable import SecretService
 @testable import Slots
 
 /// The loaders of libsystemd and libgcrypt (dlopen by soname, then dlsym of every function in the table):

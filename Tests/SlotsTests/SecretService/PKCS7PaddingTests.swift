@@ -1,4 +1,5 @@
 import Testing
+@testable import SecretService
 @testable import Slots
 
 /// PKCS#7 padding of the Secret Service session: always 1…16 bytes, each the pad length; anything else in a

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Testing
+@testable import SecretService
 @testable import Slots
 
 /// Which session bus vaultctl connects to: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus` when that

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import SecretService
 @testable import Slots
 
 /// The session algorithm against an independent implementation, live: Python's `cryptography` (Debian

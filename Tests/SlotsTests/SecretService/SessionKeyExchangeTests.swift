@@ -1,4 +1,5 @@
 import Testing
+@testable import SecretService
 @testable import Slots
 
 /// The client half of `dh-ietf1024-sha256-aes128-cbc-pkcs7`: key agreement, the wire format of a secret, and

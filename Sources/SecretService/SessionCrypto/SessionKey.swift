@@ -1,3 +1,5 @@
+import Slots
+
 /// The AES-128 key of one Secret Service session: encrypts secrets for the bus and decrypts what the
 /// service sends, as `(parameters, value)` pairs of the `Secret` struct.
 ///

@@ -2,6 +2,7 @@ import CSystemd
 #if canImport(Glibc)
 import Glibc
 #endif
+import Slots
 
 /// A connection to the session bus through sd-bus (systemd's D-Bus library), the one place vaultctl calls
 /// it: connecting, sending method calls and reading their replies as `DBusValue`s.

@@ -2,6 +2,7 @@ import CBusConnector
 #if canImport(Glibc)
 import Glibc
 #endif
+import Slots
 
 /// A session-bus socket connected by a copy of vaultctl that the provider can see (Sources/CBusConnector
 /// has the why and the other end): for a provider that names its clients by the executable

@@ -1,4 +1,5 @@
 import CGcrypt
+import Slots
 
 /// libgcrypt, the one place vaultctl calls it: the Diffie-Hellman arithmetic and AES-128-CBC of the Secret
 /// Service session algorithm, as libsecret's `egg/egg-dh.c` and `libsecret/secret-session.c` use it.

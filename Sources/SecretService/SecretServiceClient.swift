@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Slots
 
 /// The Secret Service API (org.freedesktop.Secret.*) over one bus connection, one per process.
 ///

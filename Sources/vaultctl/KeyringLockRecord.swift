@@ -1,4 +1,6 @@
+import SecretService
 import Slots
+import Vault
 
 /// Which Secret Service collection `vaultctl lock` locked, so that `vaultctl unlock` undoes exactly that:
 /// the file `<state>/keyring-locked`, one line `PATH<TAB>LABEL`. Absent when `lock` locked nothing (the

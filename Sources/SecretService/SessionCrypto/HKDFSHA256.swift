@@ -1,3 +1,5 @@
+import Slots
+
 /// HKDF with HMAC-SHA-256 (RFC 5869): the key derivation of the Secret Service session algorithm.
 ///
 /// The Secret Service derives its AES key as `HKDF-SHA256(IKM = shared secret, salt = none, info = empty)`,

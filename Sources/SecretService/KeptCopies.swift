@@ -1,3 +1,4 @@
+import Slots
 import Synchronization
 
 /// What a Secret Service provider may keep of the values vaultctl deletes or replaces in it, noted as this

@@ -1,3 +1,5 @@
+import Slots
+
 /// The client half of the Secret Service session algorithm `dh-ietf1024-sha256-aes128-cbc-pkcs7`.
 ///
 /// `OpenSession` sends `publicKey` and receives the service's public key; `sessionKey(serverPublicKey:)` turns

@@ -1,3 +1,5 @@
+import Slots
+
 /// The sync slot: an item in a Secret Service collection (new values go to the default one), found in any
 /// collection by the attributes
 /// `xdg:schema` = `org.vaultctl.Slot` and `slot` = the slot name (the same attributes
@@ -15,7 +17,7 @@ public struct SecretServiceSlot: Slot {
     public static let attribute = "slot"
     public let mode = SlotMode.sync
     /// Seconds one Secret Service operation may take before it counts as unavailable.
-    public static let defaultTimeout: Double = 5
+    public static let defaultTimeout: Double = SlotMode.syncOperationSeconds
     let timeout: Double
 
     public init(timeout: Double = SecretServiceSlot.defaultTimeout) {
