@@ -207,7 +207,7 @@ install:
 	for d in $(DOCS); do install -D -m 0644 $$d $(DESTDIR)$(DOCDIR)/$$d; done
 	install -D -m 0644 policy/default.json $(DESTDIR)$(DOCDIR)/policy.json
 	for f in $(PAM_STACK_FILES); do install -D -m 0644 $$f $(DESTDIR)$(DOCDIR)/pam.d/$$(basename $$f); done
-	@# The old gate loses its group and execute bits before it is replaced, as dpkg does for a set-ID file:
+	@# The old gate loses its group and execute bits before it is replaced, as the package manager does for set-ID files:
 	@# a program holding it open could otherwise still run it, set-group-ID, through /proc/self/fd.
 	@[ ! -f $(DESTDIR)$(LIBEXECDIR)/vaultctl-gate ] || chmod 0700 $(DESTDIR)$(LIBEXECDIR)/vaultctl-gate
 	install -D -m 0755 $(DIST)/vaultctl-gate $(DESTDIR)$(LIBEXECDIR)/vaultctl-gate
