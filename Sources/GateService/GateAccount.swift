@@ -53,8 +53,8 @@ public struct GateAccount {
 
     /// How the folder stands with this account.
     enum Standing: Equatable {
-        /// The folder is this account's: its record names this user and its id is in this home.
-        case bound
+        /// The folder is this account's: its record names this user and its id (`id`) is in this home.
+        case bound(id: String)
         /// The folder has no record (made by a gate from before the binding): to be bound now.
         case unbound
     }
@@ -74,7 +74,7 @@ public struct GateAccount {
         switch HomeFile.read(home: home, components: Self.homePath, uid: uid) {
         case .bytes(let raw):
             guard let id = Self.parseHome(raw) else { found = "holds something else than a vaultctl account id"; break }
-            if Self.sameID(id, record.id) { return .bound }
+            if Self.sameID(id, record.id) { return .bound(id: record.id) }
             found = "holds another account id"
         case .missing:
             found = "holds no vaultctl account id"

@@ -113,7 +113,11 @@ public final class GateSession {
         }
     }
 
-    var slot: SealedFileSlot { SealedFileSlot(folder: store.folder, machine: machine, tpm: tpm) }
+    /// The device slot, its key made for this account (`DeviceKeyAccount`): known once the folder's record was
+    /// checked or written, which comes before anything is read from or written to the folder.
+    var slot: SealedFileSlot {
+        SealedFileSlot(folder: store.folder, machine: machine, tpm: tpm, account: boundID.map(DeviceKeyAccount.init(id:)))
+    }
     var vaultLock: VaultLock { VaultLock(folder: store.folder) }
     var audit: AuditLog { AuditLog(folder: store.folder) }
     var limiter: RateLimiter { get throws(VaultError) { RateLimiter(stateFolder: store.folder, policy: try policy.rateLimit, clock: clock) } }
@@ -376,37 +380,45 @@ public final class GateSession {
     /// This user's folder is this account's (`GateAccount`): a folder from before the binding is bound now.
     func checkAccount() throws(VaultError) {
         guard try store.exists() else { return }  // a new vault: bound when its folder is made
-        if try account.standing() == .unbound {
+        switch try account.standing() {
+        case .bound(let id):
+            boundID = id
+        case .unbound:
             try account.checkMayBind()
-            try account.writeRecord(id: try homeID())
+            let id = try homeID()
+            try account.writeRecord(id: id)
+            boundID = id
         }
-        accountBound = true
     }
 
-    /// Whether this exchange saw the folder's record name this account (or wrote it): until then nothing goes
-    /// into the folder.
-    private var accountBound = false
+    /// The account id of this exchange's folder, once its record was seen to name this account (or was
+    /// written): until then nothing goes into the folder.
+    private var boundID: String?
 
     /// Makes this user's folder when there is none, bound to this account, and (`marking`) protected. The record
     /// is the first thing in a new folder: one that cannot be written takes the folder away again, so no
     /// secret ever lies in a folder that a later account with this uid could take as its own.
     func ensureStore(marking: Bool) throws(VaultError) {
-        if !accountBound {
-            let id = try homeID()
+        if boundID == nil {
+            var id = try homeID()
             let made = try !store.exists()
             try store.ensure(marking: false)
             do throws(VaultError) {
                 var needsRecord = made
-                if !made, try account.standing() == .unbound {
-                    try account.checkMayBind()
-                    needsRecord = true
+                if !made {
+                    switch try account.standing() {
+                    case .bound(let recorded): id = recorded  // made meanwhile by another gate of this account
+                    case .unbound:
+                        try account.checkMayBind()
+                        needsRecord = true
+                    }
                 }
                 if needsRecord { try account.writeRecord(id: id) }
             } catch {
                 if made { rmdir(store.folder) }  // empty: a write that fails removes its temporary file
                 throw error
             }
-            accountBound = true
+            boundID = id
         }
         try store.ensure(marking: marking)
     }

@@ -88,6 +88,40 @@ final class GateAccountTests {
         deleteAccount("erin")
     }
 
+    /// The device key is made for the account too: a record rewritten to name the next account and its id (the
+    /// gate's check passed, as by root's mistake or a bug) still opens nothing of the old account's, and nothing
+    /// the next account stores lands beside it.
+    @Test func theDeviceKeyOpensOnlyForTheAccountItWasMadeFor() throws {
+        makeAccount("erin")
+        #expect(m.run("erin", ["store", "bank"], stdin: .text("erin's secret")).status == 0)
+        let uid = m.uid("erin")
+        let key = m.asRoot("stat -c %s /var/lib/vaultctl/\(uid)/device.key; head -c 8 /var/lib/vaultctl/\(uid)/device.key | od -An -tx1").stdoutText
+        #expect(key.hasPrefix("72\n") && key.contains("56 43 54 4c 4b 45 59 02"), "a key made for the account: \(key)")
+        deleteAccount("erin")
+        makeAccount("frank", uid: uid)
+        let id = String(repeating: "cd", count: 32)
+        let home = "\(m.home("frank"))/.local/share/vaultctl"
+        let bound = m.asRoot("""
+            install -d -o frank -g frank -m 700 \(m.home("frank"))/.local \(m.home("frank"))/.local/share \(home) && \
+            printf 'vaultctl account id 1 %s\\n' \(id) > \(home)/account && chown frank:frank \(home)/account && chmod 600 \(home)/account && \
+            printf 'vaultctl-gate account 1\\nuser frank\\nid %s\\n' \(id) > /var/lib/vaultctl/\(uid)/account
+            """)
+        #expect(bound.status == 0, "\(bound)")
+        // The values and the key; the rate limit and the log record frank's authentications, as for anyone's.
+        let values = { self.m.asRoot("cd /var/lib/vaultctl/\(uid) && ls -A slots && sha256sum device.key slots/*").stdoutText }
+        let before = values()
+        let r = read("frank", "bank")
+        #expect(r.status == 65 && r.stdout.isEmpty && r.stderr.contains("made for another account"), "\(r)")
+        #expect(!r.stderr.contains("erin's secret"))
+        let askpass = try m.script("frank-pw", "echo frank-pw")
+        for slot in ["bank", "new"] {
+            let stored = m.run("frank", ["store", slot], stdin: .text("frank's"), environment: ["VAULT_ASKPASS": askpass])
+            #expect(stored.status == 65 && stored.stderr.contains("made for another account"), "\(slot): \(stored)")
+        }
+        #expect(values() == before, "frank's commands changed the values")
+        deleteAccount("frank")
+    }
+
     /// On a machine upgraded from a gate that did not bind folders, a folder left by an account deleted before
     /// the upgrade has no record: an account made after the folder (its home is younger) does not get it.
     @Test func aFolderFromBeforeTheBindingIsNotGivenToAYoungerAccount() throws {

@@ -521,6 +521,9 @@ final class GateTests {
         #expect(read("alice", "mail", password: "alice-pw", environment: callers).stdoutText == "s3cret")
         let files = m.asRoot("ls /var/lib/vaultctl/\(m.uid("alice"))").stdoutText
         #expect(files.contains("device.tpm2") && !files.contains("device.key"), "\(files)")
+        // Made for alice's account: its key pair comes from the sealed seed and her account's id.
+        let magic = m.asRoot("head -c 8 /var/lib/vaultctl/\(m.uid("alice"))/device.tpm2 | od -An -tx1").stdoutText
+        #expect(magic.contains("56 43 54 4c 54 50 4d 02"), "\(magic)")
 
         // A gate.conf that others may write is not root's choice: refused, naming it.
         m.asRoot("chmod 666 /etc/vaultctl/gate.conf")
@@ -596,6 +599,13 @@ final class GateTests {
         #expect(wrong.status == 77, "\(wrong)")
         let sealed = m.run("alice", ["device-key", "seal", "--password-stdin"], stdin: .text("alice-pw\n"))
         #expect(sealed.status == 0 && sealed.stderr.contains("1 device slot re-sealed"), "\(sealed)")
+        let magic = m.asRoot("head -c 8 /var/lib/vaultctl/\(m.uid("alice"))/device.tpm2 | od -An -tx1").stdoutText
+        #expect(magic.contains("56 43 54 4c 54 50 4d 02"), "the new key is made for alice's account: \(magic)")
+        // bob has no vault yet: his key is made now, sealed by the gate's TPM for his account, and no slot moves.
+        let none = m.run("bob", ["device-key", "seal", "--password-stdin"], stdin: .text("bob-pw\n"))
+        #expect(none.status == 0 && none.stderr.contains("0 device slots re-sealed"), "\(none)")
+        let bobs = m.asRoot("head -c 8 /var/lib/vaultctl/\(m.uid("bob"))/device.tpm2 | od -An -tx1").stdoutText
+        #expect(bobs.contains("56 43 54 4c 54 50 4d 02"), "\(bobs)")
         let status = m.run("alice", ["status", "mail", "--json"])
         #expect(status.stdoutText.contains("\"binding\":\"tpm2\""), "\(status)")
         #expect(read("alice", "mail", password: "alice-pw").stdoutText == "s3cret")

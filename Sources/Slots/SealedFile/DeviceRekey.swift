@@ -35,8 +35,8 @@ extension SealedFileSlot {
 
     /// Looks at the keys and the slot files' headers (no secret, no TPM).
     public func keyState() throws(SlotError) -> KeyState {
-        let tpmKey = try TPMDeviceKey.load(folder: folder, machine: machine) != nil
-        let idKey = try DeviceKey.isPresent(folder: folder, machine: machine)
+        let tpmKey = try TPMDeviceKey.load(folder: folder, machine: machine, account: account) != nil
+        let idKey = try DeviceKey.isPresent(folder: folder, machine: machine, account: account)
         var (tpmSlots, idSlots) = (0, 0)
         for name in try names() {
             guard let file = try SecureFile.readPublic(path(name), maximumCount: SealedFileFormat.maximumFileCount),
@@ -65,16 +65,16 @@ extension SealedFileSlot {
         }
         try SecureFile.ensurePrivateFolder(folder)
         try SecureFile.ensurePrivateFolder(slotsFolder)
-        let old = try DeviceKey.load(folder: folder, machine: machine, create: false)
+        let old = try DeviceKey.load(folder: folder, machine: machine, account: account, create: false)
         var created = false
         let key: TPMDeviceKey
-        if let existing = try TPMDeviceKey.load(folder: folder, machine: machine) {
+        if let existing = try TPMDeviceKey.load(folder: folder, machine: machine, account: account) {
             key = existing
         } else {
             if old == nil, !(try names()).isEmpty {
                 throw .tampered(path: "\(folder)/\(DeviceKey.fileName)", detail: "the device key is missing, so its slot files cannot be re-sealed")
             }
-            key = try TPMDeviceKey.create(folder: folder, machine: machine, tpm: tpm)
+            key = try TPMDeviceKey.create(folder: folder, machine: machine, account: account, tpm: tpm)
             created = true
         }
         let secretKey = try key.secretKey(tpm: tpm)  // this TPM can open what is about to be written

@@ -11,11 +11,15 @@ public struct SealedFileSlot: Slot {
     let machine: MachineIdentity
     /// The TPM to seal new keys with and to unseal with; nil: none here.
     public let tpm: TPMChoice?
+    /// The account a protected vault belongs to (given by vaultctl-gate): a new key is made for it, and a
+    /// key made for another account is refused. nil: a vault in the state folder.
+    let account: DeviceKeyAccount?
 
-    public init(folder: String, machine: MachineIdentity, tpm: TPMChoice? = nil) {
+    public init(folder: String, machine: MachineIdentity, tpm: TPMChoice? = nil, account: DeviceKeyAccount? = nil) {
         self.folder = folder
         self.machine = machine
         self.tpm = tpm
+        self.account = account
     }
 
     var slotsFolder: String { "\(folder)/slots" }
@@ -43,7 +47,7 @@ public struct SealedFileSlot: Slot {
 
     /// The TPM-sealed key a version 2 file names, checked to be the one in the folder.
     private func tpmKey(for h: SealedFileFormat.Header, _ name: SlotName) throws(SlotError) -> TPMDeviceKey {
-        guard let key = try TPMDeviceKey.load(folder: folder, machine: machine) else {
+        guard let key = try TPMDeviceKey.load(folder: folder, machine: machine, account: account) else {
             throw .tampered(path: "\(folder)/\(TPMDeviceKey.fileName)", detail: "the TPM-sealed device key is missing, so no file sealed under it can open")
         }
         guard key.keyID == h.keyID else {
@@ -87,7 +91,7 @@ public struct SealedFileSlot: Slot {
             if h.version == SealedFileFormat.tpmVersion {
                 _ = try tpmKey(for: h, name)
             } else {
-                guard try DeviceKey.isPresent(folder: folder, machine: machine) else { throw missingKey }
+                guard try DeviceKey.isPresent(folder: folder, machine: machine, account: account) else { throw missingKey }
             }
             return .holds(locked: false)
         } catch {
@@ -106,7 +110,7 @@ public struct SealedFileSlot: Slot {
                 try SealedFileFormat.open(raw, name: name, machineTag: tag, key: key, secretKey: secretKey, path: p)
             }
         }
-        guard let key = try DeviceKey.load(folder: folder, machine: machine, create: false) else { throw missingKey }
+        guard let key = try DeviceKey.load(folder: folder, machine: machine, account: account, create: false) else { throw missingKey }
         return try file.withTypedUnsafeBytes { (raw) throws(SlotError) -> SecretBytes in
             try SealedFileFormat.open(raw, name: name, machineTag: tag, key: key.key, path: p)
         }
@@ -121,13 +125,13 @@ public struct SealedFileSlot: Slot {
     }
 
     func writingKey() throws(SlotError) -> WritingKey {
-        if let key = try TPMDeviceKey.load(folder: folder, machine: machine) { return .tpm(key) }
-        if let key = try DeviceKey.load(folder: folder, machine: machine, create: false) { return .machineID(key) }
+        if let key = try TPMDeviceKey.load(folder: folder, machine: machine, account: account) { return .tpm(key) }
+        if let key = try DeviceKey.load(folder: folder, machine: machine, account: account, create: false) { return .machineID(key) }
         if let tpm {
             try refuseOrphans(keyPath: "\(folder)/\(TPMDeviceKey.fileName)")
-            return .tpm(try TPMDeviceKey.create(folder: folder, machine: machine, tpm: tpm))
+            return .tpm(try TPMDeviceKey.create(folder: folder, machine: machine, account: account, tpm: tpm))
         }
-        return .machineID(try DeviceKey.load(folder: folder, machine: machine, create: true)!)
+        return .machineID(try DeviceKey.load(folder: folder, machine: machine, account: account, create: true)!)
     }
 
     /// A new key would orphan files sealed under a lost one: say so instead of quietly starting over.

@@ -113,7 +113,7 @@ struct SealedFileFormatTests {
     /// A TPM-sealed key's public parts with its secret key (no TPM: the seed is made here).
     static func tpmKey() -> (key: TPMDeviceKey, secretKey: SecretBytes) {
         let pair = Sodium.boxKeyPair(seed: .random(count: 32))
-        return (TPMDeviceKey(path: "/state/device.tpm2", publicKey: pair.publicKey, blob: []), pair.secretKey)
+        return (TPMDeviceKey(path: "/state/device.tpm2", publicKey: pair.publicKey, blob: [], account: nil), pair.secretKey)
     }
 
     @Test func versionTwoOpensWithItsSecretKeyOnly() throws {
