@@ -272,14 +272,18 @@ public final class GateSession {
             }
             return Self.text(lines.reversed().joined(separator: "\n"))
         case .sealDeviceKey:
-            guard try store.exists() else { throw .slot(.noTPMToSeal(detail: "there is no device key yet; the first store seals one")) }
+            // No vault yet: its first store makes the key, sealed by the gate's TPM.
+            guard try store.exists() else {
+                guard tpm != nil else { throw .slot(.gateHasNoTPM) }
+                return Self.text("nothing")
+            }
             let before: SealedFileSlot.KeyState
             do { before = try slot.keyState() } catch { throw .slot(error) }
             if before.binding == .tpm2 && !before.machineIDKey { return Self.text("already") }  // nothing to do, nothing asked
             guard authenticatedOnce else { throw .notAuthenticated("sealing the device key needs an authentication first") }
             try admit()
             guard tpm != nil else {
-                throw .slot(.noTPMToSeal(detail: "vaultctl-gate has no TPM (/etc/vaultctl/gate.conf; \(Installation.current.gateTPMAccess))"))
+                throw .slot(.gateHasNoTPM)
             }
             let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
             defer { lock.release() }

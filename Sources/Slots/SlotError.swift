@@ -24,6 +24,9 @@ public enum SlotError: Error, Equatable, Sendable {
     case tpmCannotSeal(detail: String)
     /// `device-key seal` was asked for, but no TPM is configured or present to seal with.
     case noTPMToSeal(detail: String)
+    /// `device-key seal` of a protected vault, and vaultctl-gate has no TPM: root chooses it (gate.conf, and
+    /// the TPM helper's access to it); the user's environment does not.
+    case gateHasNoTPM
     /// The device key was sealed by another TPM (a copied state folder, or this TPM was cleared).
     case tpmForeign(path: String)
     /// The TPM is in dictionary-attack lockout; the seconds to wait when it said.

@@ -36,6 +36,8 @@ public enum SlotErrorText {
             return "The TPM that sealed this key is not available (\(path)): \(detail). Start or attach that TPM (or set \(TPMChoice.variable)) and try again; nothing was changed.\(installation.tpmPackageAdvice().map { " \($0)" } ?? "")"
         case .noTPMToSeal(let detail):
             return "There is no TPM to seal the device key with: \(detail). Attach one, or set \(TPMChoice.variable) to the TPM to use, and try again; nothing was changed.\(installation.tpmPackageAdvice().map { " \($0)" } ?? "")"
+        case .gateHasNoTPM:
+            return "The gate, vaultctl-gate, has no TPM to seal the device key with: it uses only the TPM root names in /etc/vaultctl/gate.conf, never \(TPMChoice.variable), and \(installation.gateTPMAccess); nothing was changed."
         case .tpmCannotSeal(let detail):
             return "The TPM could not seal a new device key: \(detail). Start or attach it, or set \(TPMChoice.variable)=none to bind the key to the machine id instead; nothing was changed."
         case .tpmForeign(let path):

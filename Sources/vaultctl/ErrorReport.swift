@@ -107,7 +107,7 @@ enum ErrorReport {
         switch error {
         case .empty: code = .noInput
         case .badSecretSize, .foreignMachine, .wrongSlot, .tampered, .tpmForeign: code = .dataError
-        case .tpmUnavailable, .tpmCannotSeal, .noTPMToSeal, .tpmHelperMissing: code = .unavailable
+        case .tpmUnavailable, .tpmCannotSeal, .noTPMToSeal, .gateHasNoTPM, .tpmHelperMissing: code = .unavailable
         case .tpmLockout: code = .tryLater
         case .unsafePermissions: code = .config
         case .serviceUnavailable, .locked, .promptUnanswered, .gateUnavailable: code = .unavailable

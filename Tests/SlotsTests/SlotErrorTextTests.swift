@@ -26,6 +26,7 @@ struct SlotErrorTextTests {
         .tpmForeign(path: "/home/u/.local/state/vaultctl/device.tpm2"),
         .tpmCannotSeal(detail: "the TPM at device:/dev/tpmrm0 refused to create the sealed object (response code 0x902)"),
         .noTPMToSeal(detail: "no TPM is configured here (VAULTCTL_TPM2_TCTI is unset or 'none', and /dev/tpmrm0 cannot be opened)"),
+        .gateHasNoTPM,
         .tpmLockout(seconds: 600),
         .tpmLockout(seconds: nil),
         .tpmHelperMissing(path: "/usr/local/bin/vaultctl-tpm"),
@@ -38,11 +39,11 @@ struct SlotErrorTextTests {
             switch error {
             case .empty, .badSecretSize, .foreignMachine, .wrongSlot, .tampered, .unsafePermissions,
                  .serviceUnavailable, .locked, .promptUnanswered, .io, .tpmUnavailable, .tpmForeign, .tpmLockout, .tpmCannotSeal,
-                 .noTPMToSeal, .tpmHelperMissing, .gateUnavailable:
+                 .noTPMToSeal, .gateHasNoTPM, .tpmHelperMissing, .gateUnavailable:
                 break
             }
         }
-        #expect(Self.everyCase.count == 20)
+        #expect(Self.everyCase.count == 21)
     }
 
     @Test(arguments: everyCase)

@@ -45,6 +45,7 @@ public enum GateRefusal {
         case .tpmUnavailable(let p, let d): return ["tpm-unavailable", p, d]
         case .tpmCannotSeal(let d): return ["tpm-cannot-seal", d]
         case .noTPMToSeal(let d): return ["no-tpm-to-seal", d]
+        case .gateHasNoTPM: return ["gate-has-no-tpm"]
         case .tpmForeign(let p): return ["tpm-foreign", p]
         case .tpmLockout(let s): return ["tpm-lockout", s.map { "\($0)" } ?? "-"]
         case .tpmHelperMissing(let p): return ["tpm-helper-missing", p]
@@ -96,6 +97,7 @@ public enum GateRefusal {
         case ("tpm-unavailable", 3): return .tpmUnavailable(path: f[1], detail: f[2])
         case ("tpm-cannot-seal", 2): return .tpmCannotSeal(detail: f[1])
         case ("no-tpm-to-seal", 2): return .noTPMToSeal(detail: f[1])
+        case ("gate-has-no-tpm", 1): return .gateHasNoTPM
         case ("tpm-foreign", 2): return .tpmForeign(path: f[1])
         case ("tpm-lockout", 2): return .tpmLockout(seconds: f[1] == "-" ? nil : UInt32(f[1]))
         case ("tpm-helper-missing", 2): return .tpmHelperMissing(path: f[1])

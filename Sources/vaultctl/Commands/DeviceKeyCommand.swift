@@ -87,7 +87,7 @@ enum DeviceKeyCommand {
             do throws(VaultError) {
                 let state = try client.request(.deviceKey).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
                 if state.hasSuffix("\tnone") {
-                    throw .slot(.noTPMToSeal(detail: "vaultctl-gate has no TPM (/etc/vaultctl/gate.conf; \(Installation.current.gateTPMAccess))"))
+                    throw .slot(.gateHasNoTPM)
                 }
                 if !state.hasPrefix("tpm2\t") {
                     _ = try client.request(.authenticate(.none, reason: "seal the device key with the TPM"))
@@ -95,6 +95,10 @@ enum DeviceKeyCommand {
                 reply = try client.request(.sealDeviceKey).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
             } catch {
                 throw ErrorReport.failure(error)
+            }
+            if reply == "nothing" {
+                Output.message("this vault has no device key yet: its first store makes one, sealed by vaultctl-gate's TPM; nothing changed.")
+                return
             }
             let parts = reply.split(separator: " ").compactMap { Int($0) }
             guard reply != "already", parts.count == 3 else {

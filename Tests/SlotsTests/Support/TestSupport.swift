@@ -116,7 +116,7 @@ extension SlotError {
              .tpmHelperMissing(let path):
             return path
         case .empty, .badSecretSize, .serviceUnavailable, .locked, .promptUnanswered, .tpmLockout, .tpmCannotSeal,
-             .noTPMToSeal, .gateUnavailable:
+             .noTPMToSeal, .gateHasNoTPM, .gateUnavailable:
             return nil
         }
     }

@@ -84,7 +84,7 @@ import Slots
             .slot(.wrongSlot(path: "/a", belongsTo: "b")), .slot(.tampered(path: "/a", detail: "d")),
             .slot(.unsafePermissions(path: "/a", detail: "d")), .slot(.serviceUnavailable("x")), .slot(.locked("x")),
             .slot(.promptUnanswered("x")), .slot(.tpmUnavailable(path: "/a", detail: "d")), .slot(.tpmCannotSeal(detail: "d")),
-            .slot(.noTPMToSeal(detail: "d")), .slot(.tpmForeign(path: "/a")), .slot(.tpmLockout(seconds: 7)),
+            .slot(.noTPMToSeal(detail: "d")), .slot(.gateHasNoTPM), .slot(.tpmForeign(path: "/a")), .slot(.tpmLockout(seconds: 7)),
             .slot(.tpmLockout(seconds: nil)), .slot(.tpmHelperMissing(path: "/a")), .slot(.gateUnavailable("why")),
             .slot(.io(path: "/a", errno: 5, operation: "read")),
             .authenticationFailed("m"), .notAuthenticated("m"), .accountRefused("m"), .authenticationUnavailable("m"),
