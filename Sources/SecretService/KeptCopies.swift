@@ -23,21 +23,15 @@ public struct KeptCopies: Sendable, Equatable {
     public var deletedIn: [String] = []
     public var replacedIn: [String] = []
 
-    /// Whether the provider whose process is named `processName` is known to keep what is deleted or replaced
-    /// in it (by default). Only KeePassXC is; another provider (gnome-keyring) is taken at its word.
-    public static func providerKeepsCopies(processName: String?) -> Bool {
-        processName == "keepassxc"
-    }
-
     /// What this process deleted or replaced in a provider that keeps copies; nil while nothing.
     static let notebook = Mutex<KeptCopies?>(nil)
 
     enum Change { case deleted, replaced }
 
-    /// Notes that `change` happened in `collection` (an object path) of the provider `processName`; nothing
-    /// for a provider that keeps no copies.
-    static func note(_ change: Change, in collection: String, provider processName: String?) {
-        guard providerKeepsCopies(processName: processName) else { return }
+    /// Notes that `change` happened in `collection` (an object path) of `provider`; nothing for a provider
+    /// that keeps no copies (`Provider.keepsCopies`).
+    static func note(_ change: Change, in collection: String, provider: Provider?) {
+        guard provider?.keepsCopies == true else { return }
         notebook.withLock { record in
             var r = record ?? KeptCopies()
             switch change {

@@ -34,7 +34,7 @@ final class SecretServiceClient {
     private let bus: BusConnection
     /// The process name of the provider's process (`/proc/PID/comm`: `keepassxc`, `gnome-keyring-d`), as the
     /// bus said at connect time; nil when it could not be read.
-    let providerProcess: String?
+    let provider: Provider?
     /// The default collection's object path, once the `default` alias was resolved (`defaultCollection()`).
     private var collectionPath: String?
     private var session: (path: String, key: SessionKey)?
@@ -52,10 +52,10 @@ final class SecretServiceClient {
     /// Only the next operation, a read of the same slot, may use it (`secretFoundBeforeRead`), and only once.
     private var keptForRead: (name: SlotName, path: String, operation: Int)?
 
-    private init(bus: BusConnection, deadline: Deadline, providerProcess: String?) {
+    private init(bus: BusConnection, deadline: Deadline, provider: Provider?) {
         self.bus = bus
         self.deadline = deadline
-        self.providerProcess = providerProcess
+        self.provider = provider
     }
 
     // MARK: - One client per process
@@ -139,14 +139,14 @@ final class SecretServiceClient {
         do {
             (process, replies) = try bus.askProviderProcessName(alongside: [ping], destination: destination, deadline: deadline)
         } catch { throw .bus(error) }
-        let namesClients = process.map(BusConnector.providerNamesClientsByExecutable(processName:)) ?? false
-        if namesClients, let seen = bus.reopenedThroughConnector(deadline: deadline) {
-            let client = SecretServiceClient(bus: seen, deadline: deadline, providerProcess: process)
+        let provider = process.map(Provider.init(processName:))
+        if provider?.namesClientsByExecutable == true, let seen = bus.reopenedThroughConnector(deadline: deadline) {
+            let client = SecretServiceClient(bus: seen, deadline: deadline, provider: provider)
             try client.waitUntilTheProviderKnowsThisConnection()
             return client
         }
         try pinged(replies[0])
-        return SecretServiceClient(bus: bus, deadline: deadline, providerProcess: process)
+        return SecretServiceClient(bus: bus, deadline: deadline, provider: provider)
     }
 
     /// A first call on the new connection, answered before anything else is sent.
@@ -352,7 +352,7 @@ final class SecretServiceClient {
     /// `Collection.SearchItems` never asks (a locked database answers nothing), so vaultctl reads which
     /// collections are locked first and searches each one on its own. gnome-keyring and the specification's
     /// `SearchItems` never prompt: one call across every collection, as libsecret does.
-    var searchMayPrompt: Bool { providerProcess == "keepassxc" }
+    var searchMayPrompt: Bool { provider?.searchMayPrompt ?? false }
 
     /// A collection as `searchCollectionByCollection` saw it.
     struct CollectionSeen {
@@ -643,7 +643,7 @@ final class SecretServiceClient {
            let unlocked = v[0].objectPaths, let locked = v[1].objectPaths,
            unlocked.count == 1, locked.isEmpty, Self.parent(of: unlocked[0]) == collection {
             if try setSecret(wire, of: unlocked[0]) {
-                KeptCopies.note(.replaced, in: collection, provider: providerProcess)
+                KeptCopies.note(.replaced, in: collection, provider: provider)
                 return
             }
         }
@@ -665,7 +665,7 @@ final class SecretServiceClient {
                 throw .slot(.serviceUnavailable("the provider's prompt completed without the item it was to create"))
             }
         }
-        if replacing { KeptCopies.note(.replaced, in: collection, provider: providerProcess) }
+        if replacing { KeptCopies.note(.replaced, in: collection, provider: provider) }
     }
 
     /// Sets the secret of the item at `item` (`Item.SetSecret`); false when the item is gone (deleted
@@ -712,7 +712,7 @@ final class SecretServiceClient {
                 throw error
             }
             if let prompt = v.first?.objectPath { try runPromptIfAny(prompt, purpose: "delete an item of vaultctl's") }
-            KeptCopies.note(.deleted, in: Self.parent(of: path), provider: providerProcess)
+            KeptCopies.note(.deleted, in: Self.parent(of: path), provider: provider)
         }
     }
 
@@ -781,20 +781,10 @@ final class SecretServiceClient {
     /// name) and the label of the collection new values go to ("KeePassXC, 'Passwords'"). A locked KeePassXC
     /// database shows its file name as its label. nil parts are left out; nil when there is neither.
     func providerDescription() -> String? {
-        let program = providerProcess.map { Self.programName(ofProcess: $0) }
+        let program = provider?.programName
         let collection = (try? defaultCollection()).map { "'\(SlotErrorText.oneLine(label(ofCollection: $0), limit: 100))'" }
         let parts = [program, collection].compactMap { $0 }
         return parts.isEmpty ? nil : parts.joined(separator: ", ")
-    }
-
-    /// A provider's program by its process name (at most 15 bytes, as `/proc/PID/comm` keeps it).
-    static func programName(ofProcess name: String) -> String {
-        switch name {
-        case "keepassxc": return "KeePassXC"
-        case "gnome-keyring-d": return "gnome-keyring"
-        case "kwalletd5", "kwalletd6", "ksecretd": return "KWallet"
-        default: return SlotErrorText.oneLine(name, limit: 40)
-        }
     }
 
     /// The label of `collection` (an empty one shown as the last part of its path).

@@ -15,12 +15,6 @@ struct BusConnector {
     let channel: Int32
     let pid: pid_t
 
-    /// Whether the process that owns `org.freedesktop.secrets` names its clients by their executables.
-    /// Only KeePassXC is known to (its process name). Another provider is talked to directly.
-    static func providerNamesClientsByExecutable(processName: String) -> Bool {
-        processName == "keepassxc"
-    }
-
     /// The process name (`/proc/PID/comm`) of `pid`, or nil.
     static func processName(of pid: UInt32) -> String? {
         guard let bytes = PlainFile.read("/proc/\(pid)/comm", maximumCount: 64), !bytes.isEmpty else { return nil }

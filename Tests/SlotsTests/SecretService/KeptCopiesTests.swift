@@ -12,9 +12,9 @@ import Testing
     }
 
     @Test func onlyKeePassXCIsKnownToKeepCopies() {
-        #expect(KeptCopies.providerKeepsCopies(processName: "keepassxc"))
-        for name in ["gnome-keyring-d", "kwalletd5", "ksecretd", "python3", "", nil] as [String?] {
-            #expect(!KeptCopies.providerKeepsCopies(processName: name), "\(name ?? "nil")")
+        #expect(Provider(processName: "keepassxc").keepsCopies)
+        for name in ["gnome-keyring-d", "kwalletd5", "ksecretd", "python3", ""] {
+            #expect(!Provider(processName: name).keepsCopies, "\(name)")
         }
     }
 
