@@ -100,7 +100,7 @@ public struct Vault: Sendable {
             }
             var outcome = try storeLocked(name, secret, mode: mode, syncRecordedButEmpty: &syncRecordedButEmpty)
             if syncRecordedButEmpty {
-                outcome.recordedElsewhere = "\(notInRunningService([name])) This is a new value; a copy in another keyring, if any, stays there"
+                outcome.recordedElsewhere = "\(notInRunningService([name], opening: false)) This is a new value; a copy in another keyring, if any, stays there"
             }
             return outcome
         }
@@ -313,15 +313,16 @@ public struct Vault: Sendable {
     /// The one sentence for slots (`names`) the mode record names as stored in the sync slot that the Secret
     /// Service answering now (`provider`, its words) does not hold (issue 36): `status`, `list`, `store`,
     /// `read`, `move` and `delete` all say it, so none of them calls such a slot plainly empty.
-    public static func notInRunningService(_ names: [SlotName], provider: String?) -> String {
+    public static func notInRunningService(_ names: [SlotName], provider: String?, opening: Bool = true) -> String {
         let running = provider.map { " (\($0))" } ?? ""
         let shown = names.prefix(10).map { "'\($0)'" }.joined(separator: ", ") + (names.count > 10 ? " and \(names.count - 10) more" : "")
         let one = names.count == 1
-        return "\(one ? "Slot" : "Slots") \(shown) \(one ? "is" : "are") not in the Secret Service running now\(running); recorded as stored in the sync slot — another keyring?"
+        return "\(opening ? "S" : "s")lot\(one ? "" : "s") \(shown) \(one ? "is" : "are") not in the Secret Service running now\(running); recorded as stored in the sync slot — another keyring?"
     }
 
-    public func notInRunningService(_ names: [SlotName]) -> String {
-        Self.notInRunningService(names, provider: sync.provider())
+    /// `opening`: the sentence opens a message (a capital), else it follows "warning: ".
+    public func notInRunningService(_ names: [SlotName], opening: Bool = true) -> String {
+        Self.notInRunningService(names, provider: sync.provider(), opening: opening)
     }
 
     /// `notInRunningService` for `name` when the mode record names the sync slot for it; nil otherwise (or

@@ -144,7 +144,7 @@ import Slots
         #expect(f.slot(mode).value(of: api) == "new")
         #expect(try f.record.mode(of: api) == mode)
         let note = try #require(outcome.recordedElsewhere)
-        #expect(note == "Slot 'api' is not in the Secret Service running now (KeePassXC, 'Passwords'); recorded as stored in the sync slot — another keyring? This is a new value; a copy in another keyring, if any, stays there")
+        #expect(note == "slot 'api' is not in the Secret Service running now (KeePassXC, 'Passwords'); recorded as stored in the sync slot — another keyring? This is a new value; a copy in another keyring, if any, stays there")
         #expect(outcome.warning == nil)
     }
 

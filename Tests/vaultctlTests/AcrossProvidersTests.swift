@@ -37,7 +37,7 @@ struct AcrossProvidersTests {
         // list: not a line of its own on stdout (it is not there), but named on stderr, and in --json.
         let list = sb.vaultctlWithoutPAM(["list"], overriding: there)
         #expect(list.status == 0 && !list.stdoutText.contains(name), "\(list)")
-        #expect(list.stderr.contains("vaultctl: warning: Slot '\(name)' is not in the Secret Service running now (KeePassXC, 'vaultctl test'); recorded as stored in the sync slot — another keyring? ('vaultctl status \(name)' says more.)"), "\(list.stderr)")
+        #expect(list.stderr.contains("vaultctl: warning: slot '\(name)' is not in the Secret Service running now (KeePassXC, 'vaultctl test'); recorded as stored in the sync slot — another keyring? ('vaultctl status \(name)' says more.)"), "\(list.stderr)")
         let listJSON = sb.vaultctlWithoutPAM(["list", "--json"], overriding: there)
         #expect(listJSON.stdoutText.contains("\"recordedNotHeld\":[\"\(name)\"]"), "\(listJSON)")
         // Under gnome-keyring, list names nothing of the kind.
@@ -48,7 +48,7 @@ struct AcrossProvidersTests {
         let store = try sb.vaultctl(["store", name, "--mode", "sync"], stdin: .text("from KeePassXC"), overriding: there)
         #expect(store.status == 0, "\(store)")
         let said = store.stderr.split(separator: "\n").filter { $0.contains("another keyring") }
-        #expect(said == ["vaultctl: warning: Slot '\(name)' is not in the Secret Service running now (KeePassXC, 'vaultctl test'); recorded as stored in the sync slot — another keyring? This is a new value; a copy in another keyring, if any, stays there."], "\(store.stderr)")
+        #expect(said == ["vaultctl: warning: slot '\(name)' is not in the Secret Service running now (KeePassXC, 'vaultctl test'); recorded as stored in the sync slot — another keyring? This is a new value; a copy in another keyring, if any, stays there."], "\(store.stderr)")
         #expect(sb.secretToolLookup(name).stdoutText == "from gnome-keyring", "the other keyring's copy is left alone")
         let after = sb.vaultctlWithoutPAM(["status", name], overriding: there)
         #expect(after.stdoutText.hasPrefix("in-slot: ") && after.stdoutText.contains("'vaultctl test'"), "\(after)")

@@ -36,7 +36,7 @@ enum ListCommand {
             Output.message("warning: \(skipped) Secret Service item\(skipped == 1 ? "" : "s") with vaultctl's schema \(skipped == 1 ? "has" : "have") a slot attribute that is not a valid slot name; not listed (another program stored \(skipped == 1 ? "it" : "them")).")
         }
         if !elsewhere.isEmpty {
-            Output.message("warning: \(vault.notInRunningService(elsewhere)) ('vaultctl status \(elsewhere[0])' says more.)")
+            Output.message("warning: \(vault.notInRunningService(elsewhere, opening: false)) ('vaultctl status \(elsewhere[0])' says more.)")
         }
         for place in listing.sync.lockedPlaces {
             Output.message("warning: the Secret Service collection '\(place)' is locked; a provider may hide a locked collection's items, so sync slots kept there may be missing from this list (unlock it and list again).")
