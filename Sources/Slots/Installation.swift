@@ -146,7 +146,7 @@ public struct Installation: Sendable, Equatable {
     public func gateModeCommand(path: String, group: String = "vaultctl") -> String {
         kind == .package && path == Self.packageGate
             ? "sudo dpkg-statoverride --update --add root \(group) 2755 \(path)"
-            : "sudo chown root:\(group) \(path) && sudo chmod 2755 \(path)"
+            : "sudo chown root:\(group) \(Self.shellWord(path)) && sudo chmod 2755 \(Self.shellWord(path))"
     }
 
     /// What lets vaultctl-gate use the kernel's TPM (`/dev/tpmrm0`), as a clause: the package vaultctl-tpm's
@@ -216,7 +216,23 @@ public struct Installation: Sendable, Equatable {
     /// ` PREFIX=…` when `make install` used another PREFIX than its default, `/usr/local`; else "".
     var prefixArgument: String {
         guard case .makeInstall(let prefix) = kind, prefix != "/usr/local" else { return "" }
-        return " PREFIX=\(prefix)"
+        return " PREFIX=\(Self.shellWord(prefix))"
+    }
+
+    /// `word` as one word of a command a person copies into a shell: as it is when it holds only characters
+    /// no shell treats specially, else in double quotes with `\`, `"`, `$` and `` ` `` escaped (a message's
+    /// commands are shown in single quotes already), so a pasted path with a space or a `$` stays one word.
+    static func shellWord(_ word: String) -> String {
+        let plain = word.unicodeScalars.allSatisfy { s in
+            ("a"..."z").contains(s) || ("A"..."Z").contains(s) || ("0"..."9").contains(s) || "/._-+:,@%=".unicodeScalars.contains(s)
+        }
+        if plain && !word.isEmpty { return word }
+        var out = "\""
+        for c in word {
+            if "\\\"$`".contains(c) { out.append("\\") }
+            out.append(c)
+        }
+        return out + "\""
     }
 
     static func under(_ prefix: String) -> String { prefix == "/" ? "" : prefix }

@@ -106,4 +106,17 @@ struct InstallationTests {
         #expect(tree.puts("it there") == "make install and the Debian package put it there")
         #expect(!tree.zshFolder.contains("/src") && package.zshFolder.contains("vendor-completions"))
     }
+
+    /// A path in a remedy's command stays one shell word whatever it holds (review of issue 36's point 5).
+    @Test func aPathInACommandStaysOneShellWord() {
+        #expect(Installation.shellWord("/opt/vc") == "/opt/vc")
+        #expect(Installation.shellWord("/opt/my tools") == "\"/opt/my tools\"")
+        #expect(Installation.shellWord("/opt/$HOME`x`\\\"q") == "\"/opt/\\$HOME\\`x\\`\\\\\\\"q\"")
+        #expect(Installation.shellWord("") == "\"\"")
+        let spaced = Installation(.makeInstall(prefix: "/opt/my tools"))
+        #expect(spaced.reinstall.contains("'sudo make install PREFIX=\"/opt/my tools\"'"), "\(spaced.reinstall)")
+        let command = spaced.gateModeCommand(path: "/opt/my tools/libexec/vaultctl/vaultctl-gate")
+        #expect(command == "sudo chown root:vaultctl \"/opt/my tools/libexec/vaultctl/vaultctl-gate\" && sudo chmod 2755 \"/opt/my tools/libexec/vaultctl/vaultctl-gate\"")
+        #expect(opt.reinstall.contains("'sudo make install PREFIX=/opt/vc'"))
+    }
 }
