@@ -125,7 +125,9 @@ code=0; printf 'other' | as_alice vaultctl store other >/dev/null 2>/tmp/alice.e
 [ "$code" = 69 ] && grep -qF "install vaultctl again with 'sudo apt install --reinstall ./vaultctl_*.deb'" /tmp/alice.err \
   || fail "a missing gate: exit $code, $(cat /tmp/alice.err)"
 mkdir -p /tmp/pkg && cp /tmp/vaultctl.deb "/tmp/pkg/vaultctl_$(dpkg-deb -f /tmp/vaultctl.deb Version)_amd64.deb"
-(cd /tmp/pkg && apt-get install --reinstall -y ./vaultctl_*.deb) >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; fail "the reinstall as printed failed"; }
+# The command as the message prints it, without its sudo (this is root), no answer to give on its input.
+printed=$(grep -o "'sudo apt install --reinstall ./vaultctl_\*.deb'" /tmp/alice.err | head -n 1 | tr -d "'")
+(cd /tmp/pkg && eval "${printed#sudo }" </dev/null) >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; fail "the reinstall as printed ($printed) failed"; }
 rm -rf /tmp/gate.aside /tmp/pkg
 check_installed
 [ "$(printf 'Corr3ct-horse\n' | as_alice vaultctl read mail --password-stdin)" = alices-secret ] || fail "the reinstalled gate did not give alice her secret"
