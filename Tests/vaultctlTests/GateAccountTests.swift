@@ -122,6 +122,58 @@ final class GateAccountTests {
         deleteAccount("frank")
     }
 
+    /// One of root's steps in docs/gate.md ("Accounts"), as written there, for `user`: the ```sh block after the
+    /// line that starts with `title`, erin replaced by the user, with `sudo` as root runs it (`-u` by runuser).
+    func rootsRecipe(_ title: String, for user: String) throws -> String {
+        let doc = try String(contentsOfFile: "\(Paths.repositoryRoot)/docs/gate.md", encoding: .utf8)
+        let lines = doc.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let start = try #require(lines.firstIndex { $0.hasPrefix(title) }, "docs/gate.md has no '\(title)'")
+        let open = try #require(lines[start...].firstIndex(of: "```sh"))
+        let close = try #require(lines[(open + 1)...].firstIndex(of: "```"))
+        let sudo = #"sudo() { if [ "$1" = -u ]; then u=$2; shift 2; runuser -u "$u" -- "$@"; else "$@"; fi; }"#
+        return sudo + "\nset -e\n" + lines[(open + 1)..<close].joined(separator: "\n").replacingOccurrences(of: "erin", with: user)
+    }
+
+    /// Root's steps work as written, and write in the home only as its user: a link the user put where the id
+    /// goes leads them nowhere the user could not write (the attack on the first recipes made /etc/shadow the
+    /// user's), and no folder of the home becomes root's.
+    @Test func rootsRecipesWorkAsWrittenAndFollowNoLinkOfTheUsers() throws {
+        #expect(m.run("alice", ["store", "mail"], stdin: .text("s3cret")).status == 0)
+        let uid = m.uid("alice"), home = m.home("alice")
+        let giveBack = try rootsRecipe("Giving a home its id back", for: "alice")
+        let victim = "\(m.folder)/root-only", victimFolder = "\(m.folder)/root-folder"
+        m.asRoot("printf 'root\\n' > \(victim) && chmod 600 \(victim) && mkdir -p \(victimFolder) && chmod 755 \(victimFolder) && chmod 755 \(m.folder)")
+        let victims = { self.m.asRoot("stat -c '%U:%G %a %s' \(victim) \(victimFolder); cat \(victim)").stdoutText }
+        let untouched = victims()
+
+        // The home lost its id, and alice put links where it goes: to a root file, then the folder to a root folder.
+        m.asRoot("rm -r \(home)/.local/share/vaultctl")
+        _ = m.run("alice", ["-c", "mkdir -p ~/.local/share/vaultctl && ln -s \(victim) ~/.local/share/vaultctl/account"], program: "/bin/sh")
+        let linked = m.asRoot(giveBack)
+        #expect(linked.status != 0, "the write through alice's link should fail: \(linked)")
+        _ = m.run("alice", ["-c", "rm -r ~/.local/share/vaultctl && ln -s \(victimFolder) ~/.local/share/vaultctl"], program: "/bin/sh")
+        _ = m.asRoot(giveBack)
+        #expect(victims() == untouched, "root's files changed: \(victims())")
+
+        // Without the links, as root would meet it after a restore: .local gone altogether.
+        m.asRoot("rm -rf \(home)/.local")
+        let back = m.asRoot(giveBack)
+        #expect(back.status == 0, "\(back)")
+        #expect(read("alice", "mail").stdoutText == "s3cret")
+        let owners = m.asRoot("stat -c '%U %n' \(home)/.local \(home)/.local/share \(home)/.local/share/vaultctl \(home)/.local/share/vaultctl/account").stdoutText
+        #expect(!owners.contains("root"), "\(owners)")
+        #expect(m.run("alice", ["-c", "mkdir -p ~/.local/state/x && echo ok"], program: "/bin/sh").stdoutText == "ok\n")
+
+        // A record removed by root: the binding recipe binds it again with the id the home holds.
+        let bind = try rootsRecipe("Binding a folder without a record", for: "alice")
+        let record = m.asRoot("cat /var/lib/vaultctl/\(uid)/account").stdoutText
+        m.asRoot("rm /var/lib/vaultctl/\(uid)/account")
+        let bound = m.asRoot(bind)
+        #expect(bound.status == 0, "\(bound)")
+        #expect(m.asRoot("cat /var/lib/vaultctl/\(uid)/account").stdoutText == record)
+        #expect(read("alice", "mail").stdoutText == "s3cret")
+    }
+
     /// On a machine upgraded from a gate that did not bind folders, a folder left by an account deleted before
     /// the upgrade has no record: an account made after the folder (its home is younger) does not get it.
     @Test func aFolderFromBeforeTheBindingIsNotGivenToAYoungerAccount() throws {
