@@ -84,7 +84,7 @@ public struct GateAccount {
             // Not a stranger's home: one that cannot be read now (not mounted, not the user's). Nothing to retire.
             throw .slot(.gateUnavailable("vaultctl-gate could not read your account's id in your home (\(homeFile): \(why)): is your home mounted, and that file yours? It keeps your vault from a later account with your user id, so the vault stays closed until it can be read"))
         }
-        throw .refused("the protected vault of user id \(uid) (\(folder)) was made for an account '\(user)' whose home held its account id, and this home \(found) (\(homeFile)): it may belong to an earlier account with your name and user id. vaultctl-gate will not open it; if it is yours (your home was restored or made again), root can give your home its id back (docs/gate.md, \"Accounts\"), else \(Self.remedy(uid: uid))")
+        throw .refused("the protected vault of user id \(uid) (\(folder)) was made for an account '\(user)' whose home held its account id, and this home \(found) (\(homeFile)). If your home is not all there now (not mounted, an encrypted home not unlocked), mount or unlock it and try again: nothing is lost. Otherwise the vault may belong to an earlier account with your name and user id, and vaultctl-gate will not open it; if it is yours (your home was restored or made again), root can give your home its id back (docs/gate.md, \"Accounts\"), else \(Self.remedy(uid: uid))")
     }
 
     /// Refuses (77) to bind a folder without a record to an account whose home was made after the folder:

@@ -68,6 +68,7 @@ final class GateAccountTests {
         makeAccount("erin", uid: uid)
         let again = read("erin", "bank")
         #expect(again.status == 77 && again.stdout.isEmpty && again.stderr.contains("holds no vaultctl account id"), "\(again)")
+        #expect(again.stderr.contains("If your home is not all there now (not mounted, an encrypted home not unlocked), mount or unlock it and try again: nothing is lost."), "\(again)")
         // A link to the store's own record is not followed (the gate holds the store's group), nor is a link
         // to the folder.
         m.asRoot("mkdir -p \(m.home("erin"))/.local/share && ln -s /var/lib/vaultctl/\(uid) \(m.home("erin"))/.local/share/vaultctl && chown -R erin:erin \(m.home("erin"))/.local")
