@@ -165,6 +165,9 @@ final class GateTests {
             m.asRoot("mkdir -p \(config) && echo '{\"version\": 1, \"rateLimit\": {\"failures\": \(failures)}}' > \(config)/policy.json && chown -R alice: \(m.home("alice"))/.config && chmod 700 \(config) && chmod 600 \(config)/policy.json")
         }
         userPolicy(100)
+        // What policy check says is in effect is what the gate does: root's numbers, not the user's looser ones.
+        let check = m.run("alice", ["policy", "check"])
+        #expect(check.status == 0 && check.stdoutText.contains("rate limit:    3 failures"), "\(check)")
         for _ in 0..<3 { _ = read("alice", "mail", password: "wrong") }
         let blocked = read("alice", "mail", password: "alice-pw")
         #expect(blocked.status == 75, "root's three failures hold whatever the user's policy says: \(blocked)")
@@ -172,6 +175,7 @@ final class GateTests {
         m.reset()
         #expect(store("alice", "mail", "s3cret").status == 0)
         userPolicy(1)
+        #expect(m.run("alice", ["policy", "check"]).stdoutText.contains("rate limit:    1 failures"))
         _ = read("alice", "mail", password: "wrong")
         let tighter = read("alice", "mail", password: "alice-pw")
         #expect(tighter.status == 75, "the user's one failure holds: \(tighter)")
@@ -184,6 +188,11 @@ final class GateTests {
         for _ in 0..<3 { _ = read("alice", "mail", password: "wrong") }
         let fourth = read("alice", "mail", password: "alice-pw")
         #expect(fourth.status == 0 && fourth.stdoutText == "s3cret", "root's five failures, not the built-in three: \(fourth)")
+        // A user's policy that would loosen the change gates: policy check says they stay on, as the gate keeps them.
+        m.asRoot("mkdir -p \(config) && echo '{\"version\": 1, \"gate\": {\"storeOver\": false, \"delete\": false}}' > \(config)/policy.json && chown -R alice: \(m.home("alice"))/.config && chmod 700 \(config) && chmod 600 \(config)/policy.json")
+        let gates = m.run("alice", ["policy", "check"])
+        // (A user's file is a whole policy: the rate limit it leaves out is the built-in three, tighter than root's five.)
+        #expect(gates.stdoutText.contains("rate limit:    3 failures") && gates.stdoutText.contains("password before a store over a value: yes; before a delete: yes"), "\(gates)")
     }
 
     @Test func theVaultLockIsTheGatesOwnMarker() throws {
