@@ -38,7 +38,7 @@ let package = Package(
         // seal or unseal, so no other command pays its load time (~2 ms).
         .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
         .target(name: "TPMSealing", dependencies: ["Slots", "CTSS2"]),
-        .executableTarget(name: "vaultctl-tpm", dependencies: ["TPMSealing", "Slots", "Vault"]),
+        .executableTarget(name: "vaultctl-tpm", dependencies: ["TPMSealing", "Slots"]),
         // The set-group-ID gate (docs/gate.md): the protected store's only door. No Foundation, no D-Bus.
         .target(name: "GateService", dependencies: ["Vault", "Slots", "CSystem"]),
         .executableTarget(name: "vaultctl-gate", dependencies: ["GateService", "Vault", "Slots", "CSystem"]),

@@ -3,7 +3,6 @@ import Glibc
 #endif
 import Slots
 import TPMSealing
-import Vault
 
 // vaultctl-tpm: the TPM half of the device key, started by vaultctl (Slots' `TPMHelper`), never by hand.
 //

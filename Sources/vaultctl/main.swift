@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Slots
 import Vault
 import CStartHardening  // its constructor made this process not dumpable before main
 

@@ -1,5 +1,5 @@
 import Testing
-@testable import Vault
+@testable import Slots
 
 @Suite struct HardeningTests {
     /// Runs in the test process: turning off core dumps and dumpability there is harmless.
