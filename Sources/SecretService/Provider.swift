@@ -15,6 +15,10 @@ struct Provider: Sendable, Equatable {
     /// It keeps what is deleted (Recycle Bin) or replaced (History) by default: `KeptCopies`.
     var keepsCopies: Bool { isKeePassXC }
 
+    /// It holds each item locked until a person allows the asking connection in its dialog ("Confirm when
+    /// passwords are retrieved by clients", on by default), whose "Remember" lasts that one connection.
+    var confirmsEachAccess: Bool { isKeePassXC }
+
     /// Its `Service.SearchItems` may show an unlock dialog (`SecretServiceClient.searchMayPrompt`).
     var searchMayPrompt: Bool { isKeePassXC }
 

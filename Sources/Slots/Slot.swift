@@ -37,6 +37,9 @@ public protocol Slot: Sendable {
     /// Whether `read` can get a locked value unlocked by asking a person (the provider's prompt on a
     /// desktop); see the default below.
     var canAskToUnlock: Bool { get }
+    /// The error for a value of this backend held locked (`what`: "slot 'x'", "the recovery code"), in the
+    /// words of the provider answering now; see the default below.
+    func lockedValue(_ what: String) -> SlotError
     /// Asks the provider to unlock the locked copies of `name` now (its prompt, a person's answer), so a
     /// change made next needs none: run after PAM and before the change lock, as no wait for a person may
     /// hold that lock. See the default below.
@@ -66,6 +69,8 @@ extension Slot {
 
     /// A backend that has no locked values, or no way to ask for them, cannot.
     public var canAskToUnlock: Bool { false }
+    /// A backend that cannot say more says what may have locked it.
+    public func lockedValue(_ what: String) -> SlotError { .lockedValue(what) }
     public func unlockBeforeChange(_ name: SlotName) throws(SlotError) {}
     public func binding(of name: SlotName) -> String? { nil }
     public func storedTag(of name: SlotName) -> [UInt8]? { nil }

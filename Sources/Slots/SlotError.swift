@@ -46,7 +46,4 @@ extension SlotError {
     public static func lockedValue(_ what: String) -> SlotError {
         .locked("\(what) is locked in the Secret Service (a locked collection, or an access the provider asks you to confirm, as KeePassXC does); unlock it or allow vaultctl in the provider first (read, move and delete, run from your desktop session, ask the provider themselves after your password)")
     }
-
-    /// `lockedValue` for slot `name`.
-    public static func lockedValue(_ name: SlotName) -> SlotError { lockedValue("slot '\(name)'") }
 }

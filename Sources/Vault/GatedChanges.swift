@@ -40,7 +40,7 @@ extension Vault {
         // the provider unlocks it: refused before the password prompt where nobody could answer its dialog.
         let lockedInSync: Bool
         if case .mode(.sync, locked: true) = held { lockedInSync = true } else { lockedInSync = false }
-        if lockedInSync && !sync.canAskToUnlock { throw .slot(.lockedValue(name)) }
+        if lockedInSync && !sync.canAskToUnlock { throw .slot(sync.lockedValue("slot '\(name)'")) }
         var gated = always
         if !gated { gated = try changeGates().storeOver }
         if gated {
@@ -65,7 +65,7 @@ extension Vault {
         // entry a copy this process cannot see may be read in its place, so nothing unasked removes it.
         case .none: guard try record.lookup(name) == .recorded(.sync) else { return true }
         // A provider that asks a person to allow access (KeePassXC) can ask after PAM, on a desktop.
-        case .mode(.sync, locked: true) where !sync.canAskToUnlock: throw .slot(.lockedValue(name))
+        case .mode(.sync, locked: true) where !sync.canAskToUnlock: throw .slot(sync.lockedValue("slot '\(name)'"))
         case .mode, .unknown, .conflicting: break
         }
         if try changeGates().delete {

@@ -35,7 +35,7 @@ extension Vault {
             // A locked value is refused before the prompt, unless its slot can ask a person to unlock it (the
             // provider's own prompt on a desktop, after PAM), as a read does.
             if locked && source != target && !slot(source).canAskToUnlock {
-                throw .slot(.lockedValue(name))
+                throw .slot(slot(source).lockedValue("slot '\(name)'"))
             }
             // The prompt comes before the change lock, so a slow answer holds up no other store.
             try gate.verify(reason: "move slot '\(name)' to the \(target.rawValue) slot", slots: [name])
@@ -102,7 +102,7 @@ extension Vault {
         // Unlocked before the change lock (the provider's prompt after PAM); locked now, it was locked again
         // meanwhile: refused, never a prompt that waits for a person while the lock is held.
         if locked {
-            throw .slot(.lockedValue(name))
+            throw .slot(slot(source).lockedValue("slot '\(name)'"))
         }
         let value: SecretBytes
         value = try readValue(source, name)

@@ -162,7 +162,7 @@ public struct Vault: Sendable {
         if let value = try readInOneRequest(name) { return value }
         let (mode, locked) = try steadily { () throws(VaultError) in try locate(name, beforeRead: true) }
         if locked && !slot(mode).canAskToUnlock {
-            throw .slot(.lockedValue(name))
+            throw .slot(slot(mode).lockedValue("slot '\(name)'"))
         }
         try gate.verify(reason: "read slot '\(name)'", slots: [name])
         return try steadily { () throws(VaultError) -> SecretBytes in try readAfterGate(name, from: mode) }
@@ -242,7 +242,7 @@ public struct Vault: Sendable {
         // meanwhile: refused, never a prompt that waits for a person while the lock is held.)
         let inSync = sync.holding(name)
         if case .holds(locked: true) = inSync {
-            throw .slot(.lockedValue(name))
+            throw .slot(sync.lockedValue("slot '\(name)'"))
         }
         // Reads look in the recorded slot first, then in the other one: the copies are removed in the
         // opposite order, so the one reads see goes last. A delete cut short then leaves the value it was

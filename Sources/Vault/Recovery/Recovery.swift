@@ -88,7 +88,7 @@ extension Vault {
     public func confirmRecoveryCopied(mark: CopiedMark) throws(VaultError) {
         let (mode, locked) = try steadily { () throws(VaultError) in try locate(RecoveryCode.slot, beforeRead: true) }
         if locked && !slot(mode).canAskToUnlock {
-            throw .slot(.lockedValue("the recovery code"))
+            throw .slot(slot(mode).lockedValue("the recovery code"))
         }
         try gate.verify(reason: "mark the recovery code as written down", slots: [RecoveryCode.slot])
         let (code, tag) = try steadily { () throws(VaultError) -> (SecretBytes, [UInt8]?) in

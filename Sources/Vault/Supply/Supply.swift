@@ -44,7 +44,7 @@ extension Vault {
         }
         let (mode, locked) = try steadily { () throws(VaultError) in try locate(name, beforeRead: true) }
         if locked {
-            throw .slot(.lockedValue(name))
+            throw .slot(slot(mode).lockedValue("slot '\(name)'"))
         }
         try gate.verify(reason: reason ?? "supply slot '\(name)'", slots: [name])
         let secret = try steadily { () throws(VaultError) -> SecretBytes in try readAfterGate(name, from: mode) }
