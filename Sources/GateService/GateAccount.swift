@@ -74,7 +74,7 @@ public struct GateAccount {
         switch HomeFile.read(home: home, components: Self.homePath, uid: uid) {
         case .bytes(let raw):
             guard let id = Self.parseHome(raw) else { found = "holds something else than a vaultctl account id"; break }
-            if Self.sameID(id, record.id) { return .bound(id: record.id) }
+            if Self.sameID(id, record.id) { return .bound(id: id) }  // the home's: what a later account lacks
             found = "holds another account id"
         case .missing:
             found = "holds no vaultctl account id"

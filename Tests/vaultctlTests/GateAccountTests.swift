@@ -132,7 +132,7 @@ final class GateAccountTests {
         let open = try #require(lines[start...].firstIndex(of: "```sh"))
         let close = try #require(lines[(open + 1)...].firstIndex(of: "```"))
         let sudo = #"sudo() { if [ "$1" = -u ]; then u=$2; shift 2; runuser -u "$u" -- "$@"; else "$@"; fi; }"#
-        return sudo + "\nset -e\n" + lines[(open + 1)..<close].joined(separator: "\n").replacingOccurrences(of: "erin", with: user)
+        return sudo + "\n" + lines[(open + 1)..<close].joined(separator: "\n").replacingOccurrences(of: "erin", with: user)
     }
 
     /// Root's steps work as written, and write in the home only as its user: a link the user put where the id
@@ -169,6 +169,13 @@ final class GateAccountTests {
         let bind = try rootsRecipe("Binding a folder without a record", for: "alice")
         let record = m.asRoot("cat /var/lib/vaultctl/\(uid)/account").stdoutText
         m.asRoot("rm /var/lib/vaultctl/\(uid)/account")
+        // Giving the id back from a record that is not there fails, saying so, and leaves the home's id whole
+        // (its first version emptied it: the only copy of the id, and so every value, lost).
+        let idFile = { self.m.asRoot("cat \(home)/.local/share/vaultctl/account").stdoutText }
+        let homeID = idFile()
+        let nothing = m.asRoot(giveBack)
+        #expect(nothing.status != 0 && nothing.stderr.contains("names no id: nothing to give back"), "\(nothing)")
+        #expect(idFile() == homeID && homeID.hasPrefix("vaultctl account id 1 "), "\(idFile())")
         let bound = m.asRoot(bind)
         #expect(bound.status == 0, "\(bound)")
         #expect(m.asRoot("cat /var/lib/vaultctl/\(uid)/account").stdoutText == record)
