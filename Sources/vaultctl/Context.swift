@@ -55,15 +55,22 @@ final class Context {
         do { try recordDisclosure(result) } catch { throw .auditUnwritable }
     }
 
+    /// The policy in effect: the user's own (a file that does not parse is an error, whatever the vault), and
+    /// for a vault behind the gate root's tightened by it, as the gate reads it, so that what this side
+    /// judges (supply's default, the origin's ranges) is what root allows.
     func policy() throws(CommandFailure) -> Policy {
         if let builtPolicy { return builtPolicy }
-        do {
-            let p = try Policy.load(configFolder: locations.config)
-            builtPolicy = p
-            return p
-        } catch {
-            throw ErrorReport.failure(error)
+        var p: Policy
+        do throws(VaultError) { p = try Policy.load(configFolder: locations.config) } catch { throw ErrorReport.failure(error) }
+        if case .gate = try protection() {
+            do throws(VaultError) {
+                p = try RootPolicy.effective(user: try Policy.loadIfPresent(configFolder: locations.config))
+            } catch {
+                throw ErrorReport.failure(error)
+            }
         }
+        builtPolicy = p
+        return p
     }
 
     func limiter() throws(CommandFailure) -> RateLimiter {

@@ -193,6 +193,12 @@ final class GateTests {
         let gates = m.run("alice", ["policy", "check"])
         // (A user's file is a whole policy: the rate limit it leaves out is the built-in three, tighter than root's five.)
         #expect(gates.stdoutText.contains("rate limit:    3 failures") && gates.stdoutText.contains("password before a store over a value: yes; before a delete: yes"), "\(gates)")
+
+        // What this side judges follows the same policy: a user's file that allows supply by default does not,
+        // where root's (here the built-in one) does not.
+        m.asRoot("echo '{\"version\": 1, \"slotDefaults\": {\"allowSupply\": true}}' > \(config)/policy.json")
+        let status = m.run("alice", ["status", "mail", "--json"])
+        #expect(status.stdoutText.contains("\"allowSupply\":false"), "\(status)")
     }
 
     @Test func theVaultLockIsTheGatesOwnMarker() throws {

@@ -11,14 +11,8 @@ enum PolicyCommand {
                 policy = try Policy.check(file: file)
                 source = Quote.escaped(file, quotes: false)
             } else if case .gate = try context.protection() {
-                // Behind the gate, root's policy tightened by the user's is in effect (the gate reads both);
-                // the user's alone would show what it cannot loosen. A broken file of the user's is still an error.
-                _ = try context.policy()
-                let own: Policy?
-                do throws(VaultError) { own = try Policy.loadIfPresent(configFolder: context.locations.config) } catch {
-                    throw ErrorReport.failure(error)
-                }
-                do throws(VaultError) { policy = try RootPolicy.effective(user: own) } catch { throw ErrorReport.failure(error) }
+                // Behind the gate: root's policy tightened by the user's, for the gate and this side alike.
+                policy = try context.policy()
                 source = "the policy in effect (\(RootPolicy.path) or the built-in one, tightened by yours)"
             } else {
                 policy = try context.policy()
