@@ -66,6 +66,13 @@ extension Vault {
         case .none: guard try record.lookup(name) == .recorded(.sync) else { return true }
         // A provider that asks a person to allow access (KeePassXC) can ask after PAM, on a desktop.
         case .mode(.sync, locked: true) where !sync.canAskToUnlock: throw .slot(sync.lockedValue("slot '\(name)'"))
+        // The Secret Service could not be asked, and the device slot holds nothing: the delete could remove
+        // nothing (it would say so after the password), so it is refused before the prompt, as a read is.
+        case .unknown(let error) where device.holding(name) == .empty:
+            switch error {
+            case .serviceUnavailable, .locked: throw .couldNotLook(name, error)
+            default: break
+            }
         case .mode, .unknown, .conflicting: break
         }
         if try changeGates().delete {

@@ -161,6 +161,25 @@ struct SecretServiceFailureTests {
         #expect(list.elapsed < Self.bound, "\(list.elapsed)")
     }
 
+    /// A delete of a slot recorded in the sync slot, with no Secret Service to ask and nothing in the device
+    /// slot, could remove nothing: refused before the password prompt, as a read is (it asked for the password
+    /// first, then failed; found by a new user's trial). With a device copy it still asks and removes that.
+    @Test func deleteThatCouldRemoveNothingRefusesBeforeThePrompt() throws {
+        let sb = try Sandbox(busAddress: "unix:path=/nonexistent")
+        let name = sb.uniqueSlot("nobus-delete")
+        try Self.recordSyncSlot(sb, name)
+        let r = try sb.vaultctlCounted(["delete", name])
+        #expect(r.status == 69 && r.stderr.contains("could not"), "\(r)")
+        #expect(sb.askpassCalls == 0, "no password was asked for a delete that could remove nothing")
+        #expect(r.elapsed < Self.bound, "\(r.elapsed)")
+
+        try sb.store(name, TestData.textSecret(name), mode: "device")
+        try Self.recordSyncSlot(sb, name)
+        let withCopy = try sb.vaultctlCounted(["delete", name])
+        #expect(withCopy.status == 0 && sb.askpassCalls == 1, "\(withCopy)")
+        #expect(!Paths.exists(sb.slotFile(name)))
+    }
+
     /// A mode record naming `name` as stored in the sync slot, as one restored with a user's config would.
     static func recordSyncSlot(_ sb: Sandbox, _ name: String) throws {
         try FileManager.default.createDirectory(atPath: sb.configFolder, withIntermediateDirectories: true)
