@@ -15,10 +15,10 @@ enum ExitCode: Int32, CaseIterable {
         case .ok: return "success"
         case .failure: return "anything else"
         case .usage: return "usage error: unknown command or option, bad slot name, a secret given as an argument"
-        case .dataError: return "bad data: empty or oversized secret, tampered file, file sealed on another machine or for another slot, device key sealed to another TPM or its TPM blobs damaged"
+        case .dataError: return "bad data: empty or oversized secret, the two entries of a typed secret differ, tampered file, a protected vault's key made for another account, file sealed on another machine or for another slot, device key sealed to another TPM or its TPM blobs damaged"
         case .noInput: return "the slot is empty"
         case .unavailable: return "the Secret Service is unavailable or locked, or could not be asked; or the TPM that sealed the device key is not available (or the vaultctl-tpm helper is missing); or no clipboard for read --clip"
-        case .tryLater: return "temporarily blocked (the rate limit, or the TPM's dictionary-attack lockout, with the time to wait); try again later"
+        case .tryLater: return "temporarily blocked (the rate limit, or the TPM's dictionary-attack lockout, with the time to wait), or another vaultctl holds a lock past the wait; try again later"
         case .denied: return "authentication failed or refused, or no way to ask for it"
         case .config: return "bad configuration: unsafe file permissions (vaultctl's files, or a vaultctl-tpm helper others could replace), invalid record, PAM misconfigured"
         }

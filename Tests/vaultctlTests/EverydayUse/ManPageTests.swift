@@ -90,7 +90,8 @@ struct ManPageTests {
         }
         #expect(meaning(69).contains("the TPM that sealed the device key is not available") && meaning(69).contains("vaultctl-tpm helper is missing"), "\(meaning(69))")
         #expect(meaning(65).contains("sealed to another TPM or its TPM blobs damaged"), "\(meaning(65))")
-        #expect(meaning(75).contains("dictionary-attack lockout, with the time to wait"), "\(meaning(75))")
+        #expect(meaning(75).contains("dictionary-attack lockout, with the time to wait") && meaning(75).contains("holds a lock"), "\(meaning(75))")
+        #expect(meaning(65).contains("the two entries of a typed secret differ"), "\(meaning(65))")
         #expect(meaning(78).contains("vaultctl-tpm helper others could replace"), "\(meaning(78))")
     }
 
