@@ -29,11 +29,13 @@ let package = Package(
         // connector. Only the CLI depends on it; an `import SecretService` in Vault or the gate does not compile.
         .target(name: "SecretService", dependencies: ["Slots", "CSystemd", "CGcrypt", "CBusConnector"]),
         .systemLibrary(name: "CSystem"),  // prctl(2), which Glibc's module does not export
-        .target(name: "Vault", dependencies: ["Slots", "CPAM", "CSystem"]),
+        // The strict JSON codec of vaultctl's files and outputs (a parser that refuses duplicates and depth).
+        .target(name: "JSON", dependencies: ["Slots"]),
+        .target(name: "Vault", dependencies: ["JSON", "Slots", "CPAM", "CSystem"]),
         // Not dumpable before anything of vaultctl runs, and the installed gate started then: C constructors
         // (Sources/CStartHardening), which start the gate as GateClient does (CSystem's gate_start.h).
         .target(name: "CStartHardening", dependencies: ["CSystem", "CBusConnector"]),
-        .executableTarget(name: "vaultctl", dependencies: ["Vault", "SecretService", "Slots", "CStartHardening"]),
+        .executableTarget(name: "vaultctl", dependencies: ["Vault", "JSON", "SecretService", "Slots", "CStartHardening"]),
         // The TPM: tpm2-tss (ESAPI pulls in libcrypto) is linked into a helper that vaultctl starts only to
         // seal or unseal, so no other command pays its load time (~2 ms).
         .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
@@ -43,7 +45,7 @@ let package = Package(
         .target(name: "GateService", dependencies: ["Vault", "Slots", "CSystem"]),
         .executableTarget(name: "vaultctl-gate", dependencies: ["GateService", "Vault", "Slots", "CSystem"]),
         .testTarget(name: "SlotsTests", dependencies: ["Slots", "SecretService", "CBusConnector"]),
-        .testTarget(name: "VaultTests", dependencies: ["Vault", "Slots"]),
+        .testTarget(name: "VaultTests", dependencies: ["Vault", "JSON", "Slots"]),
         .testTarget(name: "vaultctlTests", dependencies: ["vaultctl", "vaultctl-tpm", "vaultctl-gate", "GateService", "Vault", "Slots"]),
     ],
     swiftLanguageModes: [.v6]

@@ -392,11 +392,12 @@ class Bench:
     # the release build's flags, so the floor probe (files read, nothing parsed) leaves, subtracted, what
     # loading the library and parsing cost: the library's price per command. (key, label, sources, flags,
     # package a C library needs).
+    # -package-name: the codec's declarations have `package` access (it is a module of vaultctl's package).
     JSON_PROBE_FLAGS = ["-O", "-static-stdlib", "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors",
-                        "-Xclang-linker", "-static-libgcc"]
+                        "-Xclang-linker", "-static-libgcc", "-package-name", "vaultctl"]
     JSON_PROBES = [
         ("json-floor", "JSON probe: files read, nothing parsed (floor)", ["ProbeFloor.swift"], [], None),
-        ("json-codec", "JSON probe: vaultctl's own codec (Sources/Vault/JSON)", ["ProbeCodec.swift", "@codec"], [], None),
+        ("json-codec", "JSON probe: vaultctl's own codec (Sources/JSON)", ["ProbeCodec.swift", "@codec"], [], None),
         ("json-jansson", "JSON probe: jansson, shared libjansson (JSON_REJECT_DUPLICATES)",
          ["ProbeJansson.swift", "@value"], ["-I", "@probes/CJansson", "-ljansson"], "jansson"),
         ("json-jansson-static", "JSON probe: jansson, static libjansson.a",
@@ -419,8 +420,8 @@ class Bench:
         os.makedirs(f"{d}/codec", mode=0o700)
         # The codec as it is in this checkout, with the two Slots helpers it uses, compiled into one module.
         codec = []
-        for name in sorted(os.listdir(f"{ROOT}/Sources/Vault/JSON")) + ["UTF8Validation.swift", "TypedUnsafeBytes.swift"]:
-            origin = f"{ROOT}/Sources/Vault/JSON/{name}" if name.startswith("JSON") else f"{ROOT}/Sources/Slots/System/{name}"
+        for name in sorted(os.listdir(f"{ROOT}/Sources/JSON")) + ["UTF8Validation.swift", "TypedUnsafeBytes.swift"]:
+            origin = f"{ROOT}/Sources/JSON/{name}" if name.startswith("JSON") else f"{ROOT}/Sources/Slots/System/{name}"
             with open(origin) as f:
                 text = "".join(l for l in f if l.strip() != "import Slots")
             with open(f"{d}/codec/{name}", "w") as f:

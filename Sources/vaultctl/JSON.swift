@@ -1,3 +1,4 @@
+import JSON
 import Vault
 
 /// Minimal JSON text for metadata output (names, modes, messages; never secrets).

@@ -1,4 +1,4 @@
-/// vaultctl's own codec (Sources/Vault/JSON, compiled in by the benchmark): the policy and the rate limit
+/// vaultctl's own codec (Sources/JSON, compiled in by the benchmark): the policy and the rate limit
 /// parsed whole into `JSONValue`, the mode record's entry found with `JSONParser.values(at:in:)` as
 /// `ModeRecord.hint(for:)` does.
 enum Probe {

@@ -1,3 +1,5 @@
+import JSON
+
 /// One line of the audit log. Never the secret, never its length.
 public struct AuditEntry: Sendable, Equatable {
     public var time: String
@@ -27,7 +29,7 @@ public struct AuditEntry: Sendable, Equatable {
 extension AuditEntry: JSONDocument {
     /// `{"command": …, "origin": …, "reason": …, "result": …, "slot": …, "time": …}`; `slot` and `reason`
     /// are left out when there are none.
-    init(json: JSONValue) throws(JSONError) {
+    package init(json: JSONValue) throws(JSONError) {
         let fields = try JSONFields(json, "an audit entry")
         time = try fields.required("time", \.stringValue)
         command = try fields.required("command", \.stringValue)
@@ -37,7 +39,7 @@ extension AuditEntry: JSONDocument {
         reason = try fields.optional("reason", \.stringValue)
     }
 
-    var json: JSONValue {
+    package var json: JSONValue {
         .object(dropping: [
             "time": .string(time), "command": .string(command), "slot": slot.map(JSONValue.string),
             "origin": .string(origin), "result": .string(result), "reason": reason.map(JSONValue.string),

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import JSON
 import Slots
 
 /// The append-only audit log: `<state>/audit.log`, one JSON object per line (compact, sorted keys), 0600,

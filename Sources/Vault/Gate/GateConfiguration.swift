@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import JSON
 import Slots
 
 /// What root chooses for the gate in `/etc/vaultctl/gate.conf`, a JSON document:

@@ -1,3 +1,4 @@
+import JSON
 import Slots
 
 /// The receiver's targets: `<config>/targets.json`, `{"version": 1, "targets": {"NAME": {"check": TEXT,

@@ -1,3 +1,5 @@
+import JSON
+
 extension Policy {
     /// Parses a whole document; any unknown key / version / bad value throws, naming the key path (e.g. "rateLimit.failurez").
     ///

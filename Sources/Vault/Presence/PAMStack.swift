@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import JSON
 import Slots
 
 /// What the `vaultctl` PAM service's file names for authentication, for `status --json` and `device-key

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import JSON
 import Slots
 
 /// The small record of which slot each secret went to: `<config>/modes.json`.
@@ -26,13 +27,13 @@ public struct ModeRecord: Sendable {
             self.slots = slots
         }
 
-        init(json: JSONValue) throws(JSONError) {
+        package init(json: JSONValue) throws(JSONError) {
             let fields = try JSONFields(json, "the mode record")
             version = try fields.required("version", \.intValue)
             slots = try fields.required("slots") { $0.dictionary { $0.stringValue.flatMap(SlotMode.init(rawValue:)) } }
         }
 
-        var json: JSONValue {
+        package var json: JSONValue {
             .object(["version": .integer(version), "slots": .object(slots.mapValues { .string($0.rawValue) })])
         }
     }

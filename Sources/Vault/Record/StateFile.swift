@@ -1,3 +1,4 @@
+import JSON
 import Slots
 
 /// A small private JSON document in one of vaultctl's folders, read and updated under an exclusive `flock`

@@ -1,3 +1,4 @@
+import JSON
 import Slots
 
 /// The person's "I wrote the recovery code down" mark, bound to the code it was made for.
@@ -31,7 +32,7 @@ public struct CopiedMark: Sendable {
             self.stored = stored
         }
 
-        init(json: JSONValue) throws(JSONError) {
+        package init(json: JSONValue) throws(JSONError) {
             let fields = try JSONFields(json, "the copied mark")
             version = try fields.required("version", \.intValue)
             salt = try fields.required("salt", \.stringValue)
@@ -39,7 +40,7 @@ public struct CopiedMark: Sendable {
             stored = try fields.optional("stored", \.stringValue)
         }
 
-        var json: JSONValue {
+        package var json: JSONValue {
             JSONValue.object(dropping: ["version": .integer(version), "salt": .string(salt),
                                         "fingerprint": .string(fingerprint), "stored": stored.map { .string($0) }])
         }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import JSON
 import Slots
 
 /// The last `askpass` delivery of each slot, so that an asking program that comes back for the same thing
@@ -92,7 +93,7 @@ public struct AskpassRepeats: Sendable {
 
         init() {}
 
-        init(json: JSONValue) throws(JSONError) {
+        package init(json: JSONValue) throws(JSONError) {
             let fields = try JSONFields(json, "the askpass record")
             version = try fields.required("version", \.intValue)
             salt = try fields.optional("salt", \.stringValue)
@@ -100,7 +101,7 @@ public struct AskpassRepeats: Sendable {
             for (name, value) in members { slots[name] = try Delivered(json: value) }
         }
 
-        var json: JSONValue {
+        package var json: JSONValue {
             .object(dropping: [
                 "version": .integer(version),
                 "salt": salt.map(JSONValue.string),
@@ -123,12 +124,12 @@ public struct AskpassRepeats: Sendable {
             self.request = request
         }
 
-        init(json: JSONValue) throws(JSONError) {
+        package init(json: JSONValue) throws(JSONError) {
             let fields = try JSONFields(json, "an askpass delivery")
             time = try fields.required("time", \.doubleValue)
             request = try fields.required("request", \.stringValue)
         }
 
-        var json: JSONValue { .object(["time": JSONValue(time), "request": .string(request)]) }
+        package var json: JSONValue { .object(["time": JSONValue(time), "request": .string(request)]) }
     }
 }

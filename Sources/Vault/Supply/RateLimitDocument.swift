@@ -1,3 +1,5 @@
+import JSON
+
 extension RateLimiter {
     /// The contents of `ratelimit.json`: `{"version": 1, "failures": [TIME, …], "pending": [{"pid": PID,
     /// "time": TIME, "answered": true}, …], "blockedUntil": TIME}`, times in seconds since the epoch
@@ -10,7 +12,7 @@ extension RateLimiter {
 
         init() {}
 
-        init(json: JSONValue) throws(JSONError) {
+        package init(json: JSONValue) throws(JSONError) {
             let fields = try JSONFields(json, "the rate limit")
             version = try fields.required("version", \.intValue)
             failures = try fields.required("failures") { $0.array(of: \.doubleValue) }
@@ -20,7 +22,7 @@ extension RateLimiter {
             blockedUntil = try fields.optional("blockedUntil", \.doubleValue)
         }
 
-        var json: JSONValue {
+        package var json: JSONValue {
             .object(dropping: [
                 "version": .integer(version),
                 "failures": .array(failures.map { JSONValue($0) }),
@@ -43,14 +45,14 @@ extension RateLimiter {
             self.answered = answered
         }
 
-        init(json: JSONValue) throws(JSONError) {
+        package init(json: JSONValue) throws(JSONError) {
             let fields = try JSONFields(json, "an attempt in progress")
             pid = try fields.required("pid", \.int32Value)
             time = try fields.required("time", \.doubleValue)
             answered = try fields.optional("answered", \.boolValue)
         }
 
-        var json: JSONValue {
+        package var json: JSONValue {
             .object(dropping: ["pid": .integer(Int(pid)), "time": JSONValue(time), "answered": answered.map(JSONValue.bool)])
         }
     }

@@ -1,3 +1,5 @@
+import JSON
+
 extension SupplyState {
     /// The contents of `supply.json`: `{"version": 1, "slots": {"NAME": {"allowed": BOOL, "lastSupply":
     /// {"time": TIME, "origin": TEXT}}, …}}`; a slot's fields are left out when they were never set.
@@ -7,7 +9,7 @@ extension SupplyState {
 
         init() {}
 
-        init(json: JSONValue) throws(JSONError) {
+        package init(json: JSONValue) throws(JSONError) {
             let fields = try JSONFields(json, "the supply state")
             version = try fields.required("version", \.intValue)
             slots = try fields.required("slots") { (value) throws(JSONError) in
@@ -15,7 +17,7 @@ extension SupplyState {
             }
         }
 
-        var json: JSONValue {
+        package var json: JSONValue {
             .object(["version": .integer(version), "slots": .object(slots.mapValues(\.json))])
         }
     }
@@ -30,27 +32,27 @@ extension SupplyState {
             self.lastSupply = lastSupply
         }
 
-        init(json: JSONValue) throws(JSONError) {
+        package init(json: JSONValue) throws(JSONError) {
             let fields = try JSONFields(json, "a slot's supply state")
             allowed = try fields.optional("allowed", \.boolValue)
             lastSupply = try fields.optional("lastSupply") { (value) throws(JSONError) in try LastSupply(json: value) }
         }
 
-        var json: JSONValue {
+        package var json: JSONValue {
             .object(dropping: ["allowed": allowed.map(JSONValue.bool), "lastSupply": lastSupply.map(\.json)])
         }
     }
 }
 
 extension SupplyState.LastSupply: JSONDocument {
-    init(json: JSONValue) throws(JSONError) {
+    package init(json: JSONValue) throws(JSONError) {
         let fields = try JSONFields(json, "a last supply")
         time = try fields.required("time", \.doubleValue)
         origin = try fields.required("origin", \.stringValue)
         rejected = try fields.optional("rejected", \.boolValue) ?? false
     }
 
-    var json: JSONValue {
+    package var json: JSONValue {
         .object(dropping: ["time": JSONValue(time), "origin": .string(origin), "rejected": rejected ? .bool(true) : nil])
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Slots
+@testable import JSON
 @testable import Vault
 
 /// Files exactly as the version that used `JSONEncoder` wrote them (pretty, sorted keys, `\/` escaped, keys

@@ -1,4 +1,5 @@
 import Testing
+@testable import JSON
 @testable import Vault
 
 /// `JSONParser.values(at:in:)`: the members asked for, the same as a full parse gives, and the same

@@ -1,4 +1,5 @@
 import Testing
+@testable import JSON
 @testable import Vault
 
 /// Numbers: whole numbers exact as `Int`, every other finite `Double` exactly as written, nothing beyond.

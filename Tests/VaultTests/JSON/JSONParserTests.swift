@@ -1,4 +1,5 @@
 import Testing
+@testable import JSON
 @testable import Vault
 
 /// The grammar: what `JSONParser` reads, and the text around the value it refuses.

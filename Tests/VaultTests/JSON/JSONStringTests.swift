@@ -1,4 +1,5 @@
 import Testing
+@testable import JSON
 @testable import Vault
 
 /// Strings: every JSON escape read, only valid text accepted, and what is written read back unchanged.

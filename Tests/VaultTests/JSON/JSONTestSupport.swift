@@ -1,4 +1,5 @@
 import Testing
+@testable import JSON
 @testable import Vault
 
 /// Parses UTF-8 `text` with `JSONParser`.

@@ -1,4 +1,5 @@
 import Testing
+@testable import JSON
 @testable import Vault
 
 /// The writer: the same bytes for the same value, sorted keys, and the two layouts.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import JSON
 @testable import Vault
 
 @Suite struct PolicyParseTests {

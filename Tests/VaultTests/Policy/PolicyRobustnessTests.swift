@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import JSON
 @testable import Vault
 
 /// Whatever the bytes, parsing ends in a policy or in one clean `.configuration` line, never in a trap.

@@ -14,19 +14,19 @@ import Slots
 /// vaultctl's own rather than a library's because none was cheap enough: `make bench` measures jansson,
 /// json-c and FoundationEssentials against it per command (`bench/json-probes/`; figures in the README's
 /// "How it is built").
-struct JSONParser {
+package struct JSONParser {
     /// The nesting limit when the caller names none: far more than any of vaultctl's documents need.
-    static let defaultMaximumDepth = 32
+    package static let defaultMaximumDepth = 32
 
     /// Reads `bytes` as one JSON document.
-    static func parse(_ bytes: UnsafeRawBufferPointer,
+    package static func parse(_ bytes: UnsafeRawBufferPointer,
                       maximumDepth: Int = defaultMaximumDepth) throws(JSONError) -> JSONValue {
         var parser = JSONParser(bytes: bytes, maximumDepth: maximumDepth)
         return try parser.document()
     }
 
     /// Reads `bytes` as one JSON document.
-    static func parse(_ bytes: [UInt8], maximumDepth: Int = defaultMaximumDepth) throws(JSONError) -> JSONValue {
+    package static func parse(_ bytes: [UInt8], maximumDepth: Int = defaultMaximumDepth) throws(JSONError) -> JSONValue {
         try bytes.withTypedUnsafeBytes { (raw) throws(JSONError) -> JSONValue in try parse(raw, maximumDepth: maximumDepth) }
     }
 
@@ -43,7 +43,7 @@ struct JSONParser {
     }
 
     /// A parser for `values(at:in:)` (JSONLookup.swift).
-    init(lookingIn bytes: UnsafeRawBufferPointer, maximumDepth: Int) {
+    package init(lookingIn bytes: UnsafeRawBufferPointer, maximumDepth: Int) {
         self.init(bytes: bytes, maximumDepth: maximumDepth)
     }
 
@@ -197,7 +197,7 @@ struct JSONParser {
     }
 
     /// A string of the text, checked: its bytes between the quotes, and the same decoded when it had escapes.
-    struct StringToken {
+    package struct StringToken {
         let raw: Range<Int>
         let decoded: [UInt8]?
 
@@ -303,7 +303,7 @@ struct JSONParser {
 
     // MARK: Looking up members (JSONLookup.swift)
 
-    mutating func lookupDocument(_ paths: [[[UInt8]]]) throws(JSONError) -> [JSONValue?] {
+    package mutating func lookupDocument(_ paths: [[[UInt8]]]) throws(JSONError) -> [JSONValue?] {
         skipByteOrderMark()
         skipWhitespace()
         var found = [JSONValue?](repeating: nil, count: paths.count)

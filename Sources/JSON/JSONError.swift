@@ -5,7 +5,7 @@
 /// whitespace after the value); the other cases name a problem a person can fix by name. Lines count from 1.
 ///
 /// `Sendable`: values only.
-enum JSONError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum JSONError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Not JSON on `line`: `expected` says what would have been (`"a value"`, `"',' or '}'"`,
     /// `"the end of the text"`, …).
     case syntax(line: Int, expected: String)
@@ -25,7 +25,7 @@ enum JSONError: Error, Sendable, Equatable, CustomStringConvertible {
     /// the wrong type (`"\"pid\" must be a whole number"`).
     case mismatch(String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .syntax(let line, let expected): return "not valid JSON: line \(line) should have \(expected)"
         case .trailingComma(let line): return "not valid JSON: line \(line) has a comma before a closing \"}\" or \"]\""

@@ -5,14 +5,14 @@
 /// - `compact`: no whitespace at all, one line (`{"a":1,"b":[true,null]}`), for state files and audit lines;
 /// - `pretty`: two spaces per level and `"key" : value`, the layout `JSONEncoder`'s `.prettyPrinted` wrote,
 ///   for files a person may open (`modes.json`). An empty object or array is `{}` / `[]`. No final newline.
-enum JSONWriter {
-    enum Style: Sendable {
+package enum JSONWriter {
+    package enum Style: Sendable {
         case compact
         case pretty
     }
 
     /// The text of `value` as UTF-8 bytes.
-    static func bytes(_ value: JSONValue, style: Style = .compact) -> [UInt8] {
+    package static func bytes(_ value: JSONValue, style: Style = .compact) -> [UInt8] {
         var out: [UInt8] = []
         write(value, style: style, indent: 0, to: &out)
         return out

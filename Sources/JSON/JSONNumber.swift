@@ -9,11 +9,11 @@
 /// the same `Double` (`1764412345.123456`, `0.1`, `1e+20`), without a final `.0` (`1800000123`), as
 /// `JSONEncoder` wrote it. So every finite `Double` written is read back bit for bit (except that `-0`
 /// reads as the integer 0).
-enum JSONNumber {
+package enum JSONNumber {
     /// The value of a number token, or nil when it lies beyond `Double` (`1e400`).
     ///
     /// `isPlainInteger` says the token has neither a fraction nor an exponent.
-    static func value(_ token: UnsafeRawBufferPointer, isPlainInteger: Bool) -> JSONValue? {
+    package static func value(_ token: UnsafeRawBufferPointer, isPlainInteger: Bool) -> JSONValue? {
         let text = String(decoding: token, as: UTF8.self)
         if isPlainInteger, let integer = Int(text) { return .integer(integer) }
         guard let double = Double(text), double.isFinite else { return nil }
@@ -22,7 +22,7 @@ enum JSONNumber {
     }
 
     /// The JSON text of a finite `Double`; `null` for infinity and NaN, which JSON cannot hold.
-    static func text(_ value: Double) -> String {
+    package static func text(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }

@@ -14,7 +14,7 @@ public enum JSONEscaping {
     }
 
     /// Appends `text` as a JSON string literal, quotes included, to `out`.
-    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
+    package static func appendQuoted(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {

@@ -5,28 +5,28 @@
 /// people, not for finding the value again.
 ///
 /// `Sendable`: values only.
-struct JSONPath: Sendable, Equatable, CustomStringConvertible {
+package struct JSONPath: Sendable, Equatable, CustomStringConvertible {
     /// One step down: into an object's member or an array's element.
-    enum Component: Sendable, Equatable {
+    package enum Component: Sendable, Equatable {
         case key(String)
         case index(Int)
     }
 
-    var components: [Component]
+    package var components: [Component]
 
-    init(_ components: [Component] = []) {
+    package init(_ components: [Component] = []) {
         self.components = components
     }
 
     /// True for the document itself.
-    var isEmpty: Bool { components.isEmpty }
+    package var isEmpty: Bool { components.isEmpty }
 
     /// This path, one step further down.
-    func appending(_ component: Component) -> JSONPath {
+    package func appending(_ component: Component) -> JSONPath {
         JSONPath(components + [component])
     }
 
-    var description: String {
+    package var description: String {
         var out = ""
         for component in components {
             switch component {

@@ -9,7 +9,7 @@
 /// writer sorts the keys).
 ///
 /// `Sendable`: values only.
-enum JSONValue: Sendable, Equatable {
+package enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     /// A number that is whole and fits `Int`.
@@ -23,7 +23,7 @@ enum JSONValue: Sendable, Equatable {
     /// A `Double` as the value the parser would read back from its text: `.integer` when it is whole and
     /// fits `Int` (so `1800000123.0` compares equal to what a file holding `1800000123` reads as), else
     /// `.number`; `.null` for infinity and NaN, which JSON cannot hold.
-    init(_ value: Double) {
+    package init(_ value: Double) {
         if let integer = Int(exactly: value) {
             self = .integer(integer)
         } else if value.isFinite {
@@ -34,7 +34,7 @@ enum JSONValue: Sendable, Equatable {
     }
 
     /// What kind of value this is, in words for an error message ("a string", "an object", …).
-    var kind: String {
+    package var kind: String {
         switch self {
         case .null: return "null"
         case .bool: return "true/false"
@@ -46,30 +46,30 @@ enum JSONValue: Sendable, Equatable {
     }
 
     /// The member `key` of an object; nil when this is not an object or has no such member.
-    subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members[key]
     }
 
     /// The value of `.bool`, else nil.
-    var boolValue: Bool? {
+    package var boolValue: Bool? {
         guard case .bool(let value) = self else { return nil }
         return value
     }
 
     /// The value of `.integer`, else nil (a fraction is never rounded to fit).
-    var intValue: Int? {
+    package var intValue: Int? {
         guard case .integer(let value) = self else { return nil }
         return value
     }
 
     /// The value of `.integer` as a `Int32` when it fits, else nil.
-    var int32Value: Int32? {
+    package var int32Value: Int32? {
         intValue.flatMap { Int32(exactly: $0) }
     }
 
     /// Any number as a `Double` (`.integer` converted, which is exact up to 2^53), else nil.
-    var doubleValue: Double? {
+    package var doubleValue: Double? {
         switch self {
         case .integer(let value): return Double(value)
         case .number(let value): return value
@@ -78,19 +78,19 @@ enum JSONValue: Sendable, Equatable {
     }
 
     /// The value of `.string`, else nil.
-    var stringValue: String? {
+    package var stringValue: String? {
         guard case .string(let value) = self else { return nil }
         return value
     }
 
     /// The elements of `.array`, else nil.
-    var arrayValue: [JSONValue]? {
+    package var arrayValue: [JSONValue]? {
         guard case .array(let items) = self else { return nil }
         return items
     }
 
     /// The members of `.object`, else nil.
-    var objectValue: [String: JSONValue]? {
+    package var objectValue: [String: JSONValue]? {
         guard case .object(let members) = self else { return nil }
         return members
     }

@@ -8,14 +8,14 @@
 extension JSONParser {
     /// The value at each path (object keys from the top); nil where a key is not there or a value on the way
     /// is not an object. Throws what `parse` would throw for the text (but see above for duplicates).
-    static func values(at paths: [[String]], in bytes: UnsafeRawBufferPointer,
+    package static func values(at paths: [[String]], in bytes: UnsafeRawBufferPointer,
                        maximumDepth: Int = defaultMaximumDepth) throws(JSONError) -> [JSONValue?] {
         var parser = JSONParser(lookingIn: bytes, maximumDepth: maximumDepth)
         return try parser.lookupDocument(paths.map { $0.map { Array($0.utf8) } })
     }
 
     /// `values(at:in:)` of an array.
-    static func values(at paths: [[String]], in bytes: [UInt8],
+    package static func values(at paths: [[String]], in bytes: [UInt8],
                        maximumDepth: Int = defaultMaximumDepth) throws(JSONError) -> [JSONValue?] {
         try bytes.withTypedUnsafeBytes { (raw) throws(JSONError) -> [JSONValue?] in
             try values(at: paths, in: raw, maximumDepth: maximumDepth)
@@ -26,7 +26,7 @@ extension JSONParser {
 extension JSONValue {
     /// The value under `keys` (object members, outermost first); nil where one is missing or a value on the
     /// way is not an object.
-    func member(at keys: ArraySlice<[UInt8]>) -> JSONValue? {
+    package func member(at keys: ArraySlice<[UInt8]>) -> JSONValue? {
         var value = self
         for key in keys {
             guard case .object(let members) = value, let next = members[String(decoding: key, as: UTF8.self)] else { return nil }
