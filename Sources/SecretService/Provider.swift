@@ -19,6 +19,10 @@ struct Provider: Sendable, Equatable {
     /// passwords are retrieved by clients", on by default), whose "Remember" lasts that one connection.
     var confirmsEachAccess: Bool { isKeePassXC }
 
+    /// Its dialog stays on screen after vaultctl gave up and dismissed the prompt (KeePassXC 2.7 does not close
+    /// it on `Prompt.Dismiss`); answering it then changes nothing.
+    var leavesDialogAfterDismiss: Bool { isKeePassXC }
+
     /// Its `Service.SearchItems` may show an unlock dialog (`SecretServiceClient.searchMayPrompt`).
     var searchMayPrompt: Bool { isKeePassXC }
 

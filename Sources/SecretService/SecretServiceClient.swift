@@ -846,8 +846,9 @@ final class SecretServiceClient {
         guard let completed else {
             _ = try? bus.callAll([BusCall(path, Self.promptInterface, "Dismiss")], destination: Self.destination,
                                  deadline: Deadline(secondsFromNow: 1))
+            let leftOpen = provider.map { $0.leavesDialogAfterDismiss ? "; \($0.programName) leaves its dialog on screen: close it (answering it now changes nothing)" : "" } ?? ""
             throw .slot(.promptUnanswered(graphical
-                ? "nobody answered the provider's prompt to \(purpose) within \(Int(seconds)) s"
+                ? "nobody answered the provider's prompt to \(purpose) within \(Int(seconds)) s\(leftOpen)"
                 : "the provider's prompt to \(purpose) did not complete within \(Int(seconds)) s, and there is no graphical session here where a person could answer it (DISPLAY and WAYLAND_DISPLAY are not set); answer it from your desktop session, or allow vaultctl in the provider's settings"))
         }
         guard completed.count == 2, let dismissed = completed[0].bool else {
