@@ -13,7 +13,7 @@ BUILD_PACKAGES := libsodium-dev libpam0g-dev libsystemd-dev libgcrypt20-dev libt
 TEST_PACKAGES := libpam-wrapper gnome-keyring libsecret-tools dbus-daemon dbus libglib2.0-bin util-linux \
                  openssh-client openssh-server iproute2 groff-base man-db bash zsh fish git python3 xvfb xclip xsel wl-clipboard sway \
                  python3-dbus python3-gi python3-cryptography keepassxc xdotool swtpm swtpm-tools tpm2-tools strace pamtester \
-                 fprintd libpam-fprintd python3-dbusmock libpam-u2f
+                 fprintd libpam-fprintd python3-dbusmock libpam-u2f binutils
 DEBIAN_PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 # What `make demo` uses beyond the build: a private bus with gnome-keyring (gdbus checks it is up),
 # secret-tool for one step, pam_wrapper for the demo's PAM stack. Not the shells, sway or KeePassXC.
@@ -103,6 +103,7 @@ release: build-deps $(STATIC_CXX)/.made
 # gnome-keyring on private D-Bus buses and real libpam under pam_wrapper (the tests start and stop them).
 test: deps
 	$(SWIFT) build
+	scripts/check-gate-links.sh "$$($(SWIFT) build --show-bin-path)/vaultctl-gate"
 	$(SWIFT) test
 
 # An unattended tour: store, list, gated read and delete through a demo PAM stack; it fails when a step does
