@@ -104,6 +104,7 @@ release: build-deps $(STATIC_CXX)/.made
 test: deps
 	$(SWIFT) build
 	scripts/check-gate-links.sh "$$($(SWIFT) build --show-bin-path)/vaultctl-gate"
+	scripts/gate-modules.py --check docs/gate.md
 	$(SWIFT) test
 
 # An unattended tour: store, list, gated read and delete through a demo PAM stack; it fails when a step does
