@@ -502,7 +502,7 @@ final class SecretServiceClient {
         }
     }
 
-    static let lockedCollection = SlotError.locked("a Secret Service collection is locked, so vaultctl cannot tell what it holds; unlock it and try again (gnome-keyring unlocks at your desktop login; KeePassXC when you open its database)")
+    static let lockedCollection = SlotError.locked("a Secret Service collection is locked, so vaultctl cannot tell what it holds; unlock it and try again (gnome-keyring unlocks at your desktop login, and without one by 'gnome-keyring-daemon --replace --unlock --components=secrets' with the password on its standard input: the README's \"Without a desktop\"; KeePassXC when you open its database)")
 
     /// What the last `items(slot:)` of this process found for `name`, or a new search: for words about a
     /// place (status asks where a value is right after asking whether it is there), never for a decision.
@@ -622,7 +622,7 @@ final class SecretServiceClient {
         if try Self.lockedState(replies[0]) {
             collectionWasLocked = true
             if try !unlock([collection], purpose: "unlock the default collection to store an item in it (it is locked)").contains(collection) {
-                throw .slot(.locked("the default collection is locked; unlock it and try again (gnome-keyring unlocks at your desktop login; KeePassXC when you open its database)"))
+                throw .slot(.locked("the default collection is locked; unlock it and try again (gnome-keyring unlocks at your desktop login, and without one by 'gnome-keyring-daemon --replace --unlock --components=secrets' with the password on its standard input: the README's \"Without a desktop\"; KeePassXC when you open its database)"))
             }
         }
         if let exchange { try finishSession(replies[calls.count - 1], exchange) }

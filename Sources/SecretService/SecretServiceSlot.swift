@@ -102,7 +102,7 @@ public struct SecretServiceSlot: Slot {
 
     /// A locked value in the words of the provider answering now (one more look at the bus, on the error's
     /// path only): KeePassXC's per-access confirmation is named with the setting that ends it; another
-    /// provider's is a locked collection, which `vaultctl unlock` says how to open.
+    /// provider's is a locked collection, and how gnome-keyring opens one without a desktop.
     public func lockedValue(_ what: String) -> SlotError {
         let seen = try? run("describing the Secret Service provider") { (c) throws(SecretServiceClient.Failure) -> (Provider?, String?) in
             (c.provider, c.providerDescription())
@@ -112,7 +112,7 @@ public struct SecretServiceSlot: Slot {
         if provider.confirmsEachAccess {
             return .locked("\(what) is locked in the Secret Service (\(shown)): its database is locked, or \(provider.programName) asks you to allow each access (\"Confirm when passwords are retrieved by clients\", on by default; its \"Remember\" lasts one vaultctl command); open the database, or run this from your desktop session and allow it there, or turn that setting off (docs/manual.md, \"Providers tested\")")
         }
-        return .locked("\(what) is in a locked collection of the Secret Service (\(shown)); unlock it ('vaultctl unlock' says how, with or without a desktop) and try again")
+        return .locked("\(what) is in a locked collection of the Secret Service (\(shown)); unlock it and try again (gnome-keyring unlocks at your desktop login, and without one by 'gnome-keyring-daemon --replace --unlock --components=secrets' with the password on its standard input: the README's \"Without a desktop\")")
     }
 
     /// A locked item can be unlocked by the provider's prompt only where a person can see it.
