@@ -224,7 +224,7 @@ public final class GateSession {
             }
             let value: SecretBytes
             do { value = try slot.read(name) } catch {
-                log("read", name, "error", reason: Vault.reason(.slot(error)))
+                log("read", name, "error", reason: VaultError.reason(error))
                 throw .slot(error)
             }
             // The line is in the log before the value leaves; one that cannot be written stops it.
@@ -253,7 +253,7 @@ public final class GateSession {
             }
             if !replaces { try checkRoomForNewSlot() }
             do { try slot.write(name, value) } catch {
-                log("store", name, "error", reason: Vault.reason(.slot(error)))
+                log("store", name, "error", reason: VaultError.reason(error))
                 throw .slot(error)
             }
             log("store", name, replaces ? "replaced" : "ok")
@@ -289,7 +289,7 @@ public final class GateSession {
             defer { lock.release() }
             let outcome: SealedFileSlot.RekeyOutcome
             do { outcome = try slot.rekeyUnderTPM() } catch {
-                log("seal", nil, "error", reason: Vault.reason(.slot(error)))
+                log("seal", nil, "error", reason: VaultError.reason(error))
                 throw .slot(error)
             }
             log("seal", nil, "ok")
@@ -317,7 +317,7 @@ public final class GateSession {
             defer { lock.release() }
             if slot.holding(name) == .empty { try checkRoomForNewSlot() }
             do { try slot.write(name, value) } catch {
-                log("import", name, "error", reason: Vault.reason(.slot(error)))
+                log("import", name, "error", reason: VaultError.reason(error))
                 throw .slot(error)
             }
             log("import", name, "ok")
@@ -338,7 +338,7 @@ public final class GateSession {
             defer { lock.release() }
             let removed: Bool
             do { removed = try slot.delete(name) } catch {
-                log("delete", name, "error", reason: Vault.reason(.slot(error)))
+                log("delete", name, "error", reason: VaultError.reason(error))
                 throw .slot(error)
             }
             // Removed by another command while this one asked: nothing was deleted here, and it says so.
@@ -489,7 +489,7 @@ public final class GateSession {
             case .authenticationFailed?: result = "failed"
             default: result = "error"
             }
-            let why = failure.map { "\(shown): \(Vault.reason($0))" } ?? shown
+            let why = failure.map { "\(shown): \(VaultError.reason($0))" } ?? shown
             try audit.append(AuditEntry(time: TimeText.iso8601(clock.now()), command: failure == nil ? "authenticate" : command,
                                         slot: slot?.rawValue, origin: origin, result: result, reason: why))
         }

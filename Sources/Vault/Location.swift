@@ -261,13 +261,6 @@ extension Vault {
         }
     }
 
-    static func reason(_ e: SlotError) -> String {
-        switch e {
-        case .serviceUnavailable(let r), .locked(let r): return r
-        default:
-            var text = SlotErrorText.describe(e)
-            if text.hasSuffix(".") { text.removeLast() }
-            return text
-        }
-    }
+    /// A slot error's words inside another message: `VaultError.reason`.
+    static func reason(_ e: SlotError) -> String { VaultError.reason(e) }
 }

@@ -30,15 +30,6 @@ extension Vault {
 }
 
 extension Vault {
-    /// A vault error's words inside another message (or a log line).
-    public static func reason(_ e: VaultError) -> String {
-        switch e {
-        case .slot(let s): return reason(s)
-        case .authenticationFailed(let m), .notAuthenticated(let m), .accountRefused(let m),
-             .authenticationUnavailable(let m), .refused(let m), .badInput(let m): return m
-        case .vaultLocked: return "the vault is locked"
-        case .auditUnwritable: return "the audit log could not be written"
-        default: return "\(e)"
-        }
-    }
+    /// A vault error's words inside another message (or a log line): `VaultError.reason`.
+    public static func reason(_ e: VaultError) -> String { VaultError.reason(e) }
 }
