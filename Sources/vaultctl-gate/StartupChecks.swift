@@ -10,8 +10,8 @@ import Vault
 /// controls its environment, descriptors and limits, so it takes none of them as given.
 enum StartupChecks {
     /// The variables kept (as polkit's helper keeps them): the language of PAM's messages. PATH is set, not kept.
-    static let kept = GateClient.gateVariables
-    static let path = GateClient.gatePATH
+    static let kept = GateLaunch.gateVariables
+    static let path = GateLaunch.gatePATH
 
     /// The Swift runtime reads `SWIFT_*` variables before `main`, even in a set-group-ID process, and every
     /// other variable is the caller's choice: unless the environment is exactly the clean one (PATH fixed,
@@ -34,14 +34,14 @@ enum StartupChecks {
         if restarted && !swift { return }  // clearInheritance clears what is left
         let cEnv: [UnsafeMutablePointer<CChar>?] = clean.map { strdup($0) } + [nil]
         // The hint that a request will authenticate goes along (it changes when, never what, the gate does).
-        let hint = authenticating ? [strdup(GateClient.authenticatingHint)] : []
+        let hint = authenticating ? [strdup(GateLaunch.authenticatingHint)] : []
         let cArgs: [UnsafeMutablePointer<CChar>?] = [strdup("vaultctl-gate"), strdup("--restarted")] + hint + [nil]
         execve("/proc/self/exe", cArgs, cEnv)
         refuse(.slot(.gateUnavailable("it could not start again in a clean environment (\(String(cString: strerror(errno))))")))
     }
 
-    /// Whether vaultctl said its command authenticates as a rule (`GateClient.authenticatingHint`).
-    static var authenticating: Bool { CommandLine.arguments.dropFirst().contains(GateClient.authenticatingHint) }
+    /// Whether vaultctl said its command authenticates as a rule (`GateLaunch.authenticatingHint`).
+    static var authenticating: Bool { CommandLine.arguments.dropFirst().contains(GateLaunch.authenticatingHint) }
 
     /// The only environment the gate runs with: the fixed PATH and the kept language variables it was given.
     static func cleanEnvironment() -> [String] {

@@ -22,12 +22,6 @@ public final class GateClient: @unchecked Sendable {
     /// list) never reads them for it.
     var promptSeconds: Double { promptBound() }
     private let promptBound: () -> Double
-    /// The PATH the gate sets for itself, and the only variables it keeps (as polkit's helper keeps them:
-    /// the language of PAM's messages).
-    /// (CSystem's gate_start.h, which vaultctl's constructor starts the gate with too.)
-    public static let gatePATH = VAULTCTL_GATE_PATH_VARIABLE
-    public static let gateVariables = VAULTCTL_GATE_KEPT_VARIABLES.utf8.split(separator: UInt8(ascii: " "))
-        .map { String(decoding: $0, as: UTF8.self) }  // by bytes: a split by Character loads grapheme breaking
     /// How long one frame may take when nobody is asked (the gate reads a few files).
     static let quickSeconds = 10.0
 
@@ -99,10 +93,6 @@ public final class GateClient: @unchecked Sendable {
         return result
     }
 
-    /// The gate's one argument: a hint that the command may authenticate (see `startEarly`). It changes only
-    /// when the gate does what such a request needs, never what it does.
-    public static let authenticatingHint = VAULTCTL_GATE_AUTHENTICATING_HINT
-
     /// A started gate: vaultctl's ends of its pipes, and its process id. Not `Sendable`: the descriptors
     /// belong to the one thread that runs the command.
     public struct Process {
@@ -139,6 +129,8 @@ public final class GateClient: @unchecked Sendable {
         }
     }
 
+    /// Starts the gate as `GateLaunch` says (the C side gives it `gatePATH`, `gateVariables` and, when
+    /// `authenticating`, `authenticatingHint`).
     private static func launch(_ path: String, authenticating: Bool = false) -> Result<Process, VaultError> {
         process(path, path.withCString { vaultctl_gate_spawn($0, authenticating ? 1 : 0) })
     }
