@@ -464,7 +464,7 @@ public final class GateSession {
         let bound = try policy.authenticationSeconds
         // The place counts if the gate ends before giving it back, from the start (see countsIfInterrupted); at
         // the bound with nothing guessed, it is taken back first.
-        var gate = RateLimitedGate(PAMGate(source: .relay(relay), user: user, remoteHost: { remoteHost },
+        var gate = RateLimitedGate(PAMGate(source: relay, user: user, remoteHost: { remoteHost },
                                            deadline: { (bound, nil, { try? limiter.markAsking() }) },
                                            started: transaction),
                                    placeWait: { seconds }, waiting: { s in

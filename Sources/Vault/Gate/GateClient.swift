@@ -206,7 +206,7 @@ public final class GateClient: @unchecked Sendable {
                 // A request that never asks gets no question relayed to the person.
                 guard request.mayAsk else { throw .slot(.gateUnavailable("\(path) asked a question during a request that never asks one")) }
                 let reply: GateFrame
-                switch source.answer(frame.text, echo: frame.word == .promptShown, context: "") {
+                switch source.answer(frame.text, echo: frame.word == .promptShown) {
                 case .success(let answer): reply = GateFrame(.answer, answer)
                 case .failure(let error): reply = GateFrame(.cancel, text: Vault.reason(error))
                 }

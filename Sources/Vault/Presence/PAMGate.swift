@@ -10,7 +10,8 @@ import Slots
 /// This is the one file that imports CPAM. Without `/etc/pam.d/vaultctl`, PAM uses the `other` service.
 public struct PAMGate: AnswerReportingGate {
     public static let service = "vaultctl"
-    let source: PasswordSource
+    /// Where PAM's questions and messages go: the CLI's password source, or the gate's relay to the CLI.
+    let source: any PromptRelay
     let user: String
     /// `PAM_RHOST` for this transaction: the origin check's answer for a remote session (`Origin.pamRemoteHost`),
     /// asked when PAM starts; nil for a nearby one.
@@ -23,7 +24,7 @@ public struct PAMGate: AnswerReportingGate {
     /// instead of starting one; nil, used already or for another user: it starts its own.
     let started: Transaction?
 
-    public init(source: PasswordSource, user: String, remoteHost: @escaping @Sendable () -> String? = { nil },
+    public init(source: any PromptRelay, user: String, remoteHost: @escaping @Sendable () -> String? = { nil },
                 deadline: @escaping @Sendable () -> (seconds: Int, message: String?, unguessed: (@Sendable () -> Void)?)? = { nil },
                 started: Transaction? = nil) {
         self.source = source
@@ -203,7 +204,7 @@ extension VaultError {
 /// State the C conversation callback reaches through `appdata_ptr`. Not `Sendable`: one PAM transaction,
 /// on one thread.
 private final class Conversation {
-    let source: PasswordSource
+    let source: any PromptRelay
     let reason: String
     var failure: VaultError?
     /// Whether a password was handed to PAM: a conversation call that returned its answers.
@@ -217,14 +218,15 @@ private final class Conversation {
     let race = GuessRace()
     let onAnswer: () -> Bool
 
-    init(source: PasswordSource, reason: String, onAnswer: @escaping () -> Bool) {
+    init(source: any PromptRelay, reason: String, onAnswer: @escaping () -> Bool) {
         self.source = source
         self.reason = reason
         self.onAnswer = onAnswer
     }
 }
 
-/// The PAM conversation function: answers prompts from the password source; shows messages on stderr.
+/// The PAM conversation function: answers prompts from the relay (`PromptRelay.answer`: never one with a
+/// NUL), each prompt saying why it is asked; hands messages to the relay to show.
 /// Responses are `calloc`/`malloc`'d because PAM frees them.
 private func converse(_ count: Int32,
                       _ messages: UnsafeMutablePointer<UnsafePointer<pam_message>?>?,
@@ -240,7 +242,9 @@ private func converse(_ count: Int32,
         let text = message.pointee.msg.map { String(cString: $0) } ?? ""
         switch style {
         case PAM_PROMPT_ECHO_OFF, PAM_PROMPT_ECHO_ON:
-            switch context.source.answer(text, echo: style == PAM_PROMPT_ECHO_ON, context: context.reason) {
+            // The person sees why they are asked: "vaultctl (read slot 'x'): Password: ".
+            let prompt = context.reason.isEmpty ? text : "vaultctl (\(context.reason)): \(text)"
+            switch context.source.answer(prompt, echo: style == PAM_PROMPT_ECHO_ON) {
             case .success(let secret):
                 replies[i].resp = secret.withUnsafeBytes { raw -> UnsafeMutablePointer<CChar>? in
                     guard let p = malloc(raw.count + 1) else { return nil }

@@ -6,15 +6,12 @@ import Slots
 /// Where the PAM conversation gets its answers: standard input when the command was given
 /// `--password-stdin`; else the `VAULT_ASKPASS` program when set, otherwise the terminal with echo off,
 /// otherwise nowhere (an error that says how to provide one).
-public enum PasswordSource: Sendable {
+public enum PasswordSource: PromptRelay {
     case askpass(String)
     case terminal
     /// One line of standard input per question, as `sudo -S` and `docker login --password-stdin` take it
     /// (a trailing CR is dropped). No prompt is shown: nobody reads one on a pipe.
     case standardInput
-    /// Questions relayed to the program that asked for the authentication (`vaultctl-gate` relays PAM's
-    /// questions to the CLI, which asks the person in one of the ways above).
-    case relay(any PromptRelay)
     case none
 
     /// Longest answer accepted from a person.
@@ -29,32 +26,17 @@ public enum PasswordSource: Sendable {
     public static let howToProvide =
         "no terminal to ask for your password on; set VAULT_ASKPASS to a program that prints it (as SSH_ASKPASS does), or run vaultctl from a terminal"
 
-    /// Shows one of PAM's messages (PAM_TEXT_INFO, PAM_ERROR_MSG) as one line on standard error, or relays it.
+    /// Shows one of PAM's messages (PAM_TEXT_INFO, PAM_ERROR_MSG) as one line on standard error.
     public func show(_ text: String, isError: Bool) {
-        if case .relay(let relay) = self { return relay.show(text, isError: isError) }
         // One line whatever the module (or a gate peer) sent: no control character, C1 included, reaches the terminal.
         let line = "vaultctl: \(SlotErrorText.oneLine(text, limit: 1000))\n"
         _ = line.withCString { write(2, $0, strlen($0)) }
     }
 
-    /// Asks one question; the error text says what went wrong (never the answer).
-    public func answer(_ prompt: String, echo: Bool, context: String) -> Result<SecretBytes, VaultError> {
-        // PAM takes the answer as a C string: a NUL would silently cut it short, so such an answer is refused.
-        switch ask(prompt, echo: echo, context: context) {
-        case .success(let answer) where answer.withUnsafeBytes({ $0.contains(0) }):
-            answer.wipe()
-            return .failure(.notAuthenticated("the password answer contains a NUL byte, which PAM cannot take"))
-        case let other:
-            return other
-        }
-    }
-
-    private func ask(_ prompt: String, echo: Bool, context: String) -> Result<SecretBytes, VaultError> {
-        // The person sees why they are asked: "vaultctl (read slot 'x'): Password: ".
-        let prompt = context.isEmpty ? prompt : "vaultctl (\(context)): \(prompt)"
+    /// Asks one question (`prompt` says why already: `PAMGate`'s conversation says it); the error text says
+    /// what went wrong (never the answer). `answer` (`PromptRelay`) refuses an answer PAM cannot take.
+    public func ask(_ prompt: String, echo: Bool) -> Result<SecretBytes, VaultError> {
         switch self {
-        case .relay(let relay):
-            return relay.ask(prompt, echo: echo)
         case .askpass(let program):
             // The policy is valid by now: the rate limit read it before this prompt.
             let seconds = (try? Policy.load(configFolder: Locations.fromEnvironment().config).askpassSeconds) ?? 120
@@ -103,11 +85,4 @@ public enum PasswordSource: Sendable {
             return .failure(.notAuthenticated(PasswordSource.howToProvide))
         }
     }
-}
-
-/// Where a relayed question goes (`PasswordSource.relay`): the gate's side of its protocol.
-public protocol PromptRelay: Sendable {
-    /// Asks `prompt` (already saying why: "vaultctl (read slot 'x'): Password: ").
-    func ask(_ prompt: String, echo: Bool) -> Result<SecretBytes, VaultError>
-    func show(_ text: String, isError: Bool)
 }
