@@ -1,10 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// vaultctl: CLI → Vault → Slots → C (libsodium, libpam; the TPM through the vaultctl-tpm helper, the only
-// program linked with tpm2-tss). The sync slot is a target of its own, CLI → SecretService → Slots, sd-bus
-// (libsystemd), libgcrypt: neither Vault nor the gate depends on it, so the gate links no D-Bus code.
-// Dependencies point down only.
+// vaultctl: CLI → Vault → GateProtocol → VaultRules → JSON → Slots → C (libsodium, libpam; the TPM through
+// the vaultctl-tpm helper, the only program linked with tpm2-tss). The gate: vaultctl-gate → GateService →
+// GateProtocol, VaultRules, JSON, Slots: never Vault (the CLI's side) nor SecretService (sd-bus, libgcrypt),
+// which only the CLI depends on (scripts/check-gate-links.sh checks the built gate). Dependencies point down.
 let package = Package(
     name: "vaultctl",
     products: [
@@ -31,22 +31,28 @@ let package = Package(
         .systemLibrary(name: "CSystem"),  // prctl(2), which Glibc's module does not export
         // The strict JSON codec of vaultctl's files and outputs (a parser that refuses duplicates and depth).
         .target(name: "JSON", dependencies: ["Slots"]),
-        .target(name: "Vault", dependencies: ["JSON", "Slots", "CPAM", "CSystem"]),
+        // The rules the gate and the CLI both apply: errors, policy, origin, PAM, rate limit, audit, vault lock.
+        .target(name: "VaultRules", dependencies: ["JSON", "Slots", "CPAM", "CSystem"]),
+        // The gate's protocol: frames, requests, refusals, scope, and the constants of the gate's start-up.
+        .target(name: "GateProtocol", dependencies: ["VaultRules", "Slots", "CSodium", "CSystem"]),
+        // The CLI's side: the façade, mode record, move, status, supply, recovery, hand-off, clipboard, credentials,
+        // input, and the gate's client. The gate does not link it.
+        .target(name: "Vault", dependencies: ["GateProtocol", "VaultRules", "JSON", "Slots", "CPAM", "CSystem"]),
         // Not dumpable before anything of vaultctl runs, and the installed gate started then: C constructors
         // (Sources/CStartHardening), which start the gate as GateClient does (CSystem's gate_start.h).
         .target(name: "CStartHardening", dependencies: ["CSystem", "CBusConnector"]),
-        .executableTarget(name: "vaultctl", dependencies: ["Vault", "JSON", "SecretService", "Slots", "CStartHardening"]),
+        .executableTarget(name: "vaultctl", dependencies: ["Vault", "GateProtocol", "VaultRules", "JSON", "SecretService", "Slots", "CStartHardening"]),
         // The TPM: tpm2-tss (ESAPI pulls in libcrypto) is linked into a helper that vaultctl starts only to
         // seal or unseal, so no other command pays its load time (~2 ms).
         .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
         .target(name: "TPMSealing", dependencies: ["Slots", "CTSS2"]),
         .executableTarget(name: "vaultctl-tpm", dependencies: ["TPMSealing", "Slots"]),
         // The set-group-ID gate (docs/gate.md): the protected store's only door. No Foundation, no D-Bus.
-        .target(name: "GateService", dependencies: ["Vault", "Slots", "CSystem"]),
-        .executableTarget(name: "vaultctl-gate", dependencies: ["GateService", "Vault", "Slots", "CSystem"]),
+        .target(name: "GateService", dependencies: ["GateProtocol", "VaultRules", "JSON", "Slots", "CSystem"]),
+        .executableTarget(name: "vaultctl-gate", dependencies: ["GateService", "GateProtocol", "VaultRules", "Slots", "CSystem"]),
         .testTarget(name: "SlotsTests", dependencies: ["Slots", "SecretService", "CBusConnector"]),
-        .testTarget(name: "VaultTests", dependencies: ["Vault", "JSON", "Slots"]),
-        .testTarget(name: "vaultctlTests", dependencies: ["vaultctl", "vaultctl-tpm", "vaultctl-gate", "GateService", "Vault", "Slots"]),
+        .testTarget(name: "VaultTests", dependencies: ["Vault", "GateProtocol", "VaultRules", "JSON", "Slots"]),
+        .testTarget(name: "vaultctlTests", dependencies: ["vaultctl", "vaultctl-tpm", "vaultctl-gate", "GateService", "GateProtocol", "VaultRules", "Vault", "Slots"]),
     ],
     swiftLanguageModes: [.v6]
 )

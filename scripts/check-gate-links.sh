@@ -1,8 +1,8 @@
 #!/bin/bash
 # Fails (1) when vaultctl-gate links code of a module it must not run (issue 34, point 1): the Secret Service
-# client, sd-bus, libgcrypt and the KeePassXC connector today; with GATE_FORBIDDEN_MODULES=Vault, the CLI's
-# Vault module (once the gate's rules are modules of their own, docs/plans/gate-targets.md); with
-# GATE_FORBIDDEN_TYPES, types of the Vault module by name (hand-off, clipboard, credentials).
+# client, sd-bus, libgcrypt, the KeePassXC connector, and the CLI's Vault module (its façade, hand-off,
+# clipboard, credentials, input and the gate's client); GATE_FORBIDDEN_MODULES and GATE_FORBIDDEN_TYPES (types
+# of the Vault module by name) add more.
 # Usage: check-gate-links.sh PATH/TO/vaultctl-gate (an unstripped build: `swift build`, or make's release
 # before any strip).
 set -euo pipefail
@@ -12,7 +12,7 @@ command -v nm >/dev/null || { echo "check-gate-links: nm (binutils) is missing" 
 # Swift mangles a symbol of module M as $s<len(M)>M…, and a use of M's types inside another module's symbol
 # (a generic specialisation, a witness table) as <len(M)>M… too: both are caught. No digit may come before
 # the length: `15VaultLockRecord` must not match `5Vault`.
-read -r -a modules <<<"SecretService ${GATE_FORBIDDEN_MODULES:-}"
+read -r -a modules <<<"SecretService Vault ${GATE_FORBIDDEN_MODULES:-}"
 read -r -a types <<<"${GATE_FORBIDDEN_TYPES:-}"
 pattern='^vaultctl_bus_'  # the connector's C functions (bus_connector.c)
 for m in "${modules[@]}"; do pattern+="|(^|[^0-9])${#m}${m}"; done

@@ -3,7 +3,8 @@ import Glibc
 #endif
 import CSystem
 import Slots
-import Vault
+import GateProtocol
+import VaultRules
 
 /// Which account a user's folder in the protected store belongs to, not only which uid: a deleted account's
 /// uid is given to the next account made (Debian's `useradd` reuses a freed uid), and `userdel -r` removes

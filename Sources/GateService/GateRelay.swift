@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Slots
-import Vault
+import GateProtocol
+import VaultRules
 
 /// The gate's side of PAM's conversation: each question goes to the CLI as a frame, and its `answer` (or
 /// `cancel`) comes back, within the bound a person has to answer. One thread, one exchange.

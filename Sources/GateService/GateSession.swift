@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Slots
-import Vault
+import GateProtocol
+import VaultRules
 
 /// One exchange with the CLI (one command of it): a `hello`, then requests, each answered `ok` or
 /// `refused`, until the CLI closes its end. Every gated request does, in this order: the vault lock, the

@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Slots
-import Vault
+import GateProtocol
+import VaultRules
 
 /// The protected store: `/var/lib/vaultctl` (`root:vaultctl 0770`), one folder per user named by the uid,
 /// made by the gate as that user's own (0700): the device key, the device slots, the rate limit, the vault

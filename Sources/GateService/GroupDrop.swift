@@ -1,7 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Vault
+import GateProtocol
+import VaultRules
 
 /// Runs work as the user alone: the gate's group (`vaultctl`) dropped from the effective group while it runs,
 /// and taken back after (the saved set-group-ID keeps it). For what the gate reads or writes in the user's

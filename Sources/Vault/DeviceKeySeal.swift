@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 extension Vault {
     /// The device slot as the sealed-file backend, for the device-key commands; nil for a fake backend.

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 /// The fresh authentication in front of changes that cannot be undone: a `delete` of a value, a `store`
 /// over one, a new recovery code over one.

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 /// What `loadMode` may answer: the slot that really holds the value, nothing, or "could not look".
 public enum LoadMode: Equatable, Sendable {

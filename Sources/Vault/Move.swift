@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 extension Vault {
     /// What a move did.

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 /// The façade the CLI uses: WHAT may be said about a slot and WHO may read it.
 ///

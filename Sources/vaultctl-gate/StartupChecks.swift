@@ -4,7 +4,8 @@ import Glibc
 import CSystem
 import GateService
 import Slots
-import Vault
+import GateProtocol
+import VaultRules
 
 /// What `vaultctl-gate` does before it trusts anything: it runs set-group-ID `vaultctl` for a caller who
 /// controls its environment, descriptors and limits, so it takes none of them as given.

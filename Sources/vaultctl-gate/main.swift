@@ -3,7 +3,8 @@ import Glibc
 #endif
 import GateService
 import Slots
-import Vault
+import GateProtocol
+import VaultRules
 
 // vaultctl-gate: installed 2755 root:vaultctl, the only program that reaches the protected store
 // (/var/lib/vaultctl). The CLI starts it for each command that needs it and speaks the gate protocol

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// `read --clip [--clip-seconds N]`: where the secret goes instead of standard output, and for how long.

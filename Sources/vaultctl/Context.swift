@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import SecretService
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// What a command runs against, built lazily from the environment so that `help` and usage errors touch

@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import CStartHardening
+import GateProtocol
 import Vault
+import VaultRules
 
 /// The installed vaultctl-gate started from the raw words of the command line by a constructor
 /// (Sources/CStartHardening/early_gate.c), once vaultctl is not dumpable, before main (and, in the release

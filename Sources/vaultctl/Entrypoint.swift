@@ -1,5 +1,7 @@
 import SecretService
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// Dispatches the words after `vaultctl` to a command and turns any failure into one stderr line.

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// The one place errors become words and exit codes.

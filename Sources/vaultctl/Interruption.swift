@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import Synchronization
+import GateProtocol
 import Vault
+import VaultRules
 
 /// Ctrl-C (SIGINT): the terminal's echo back, "vaultctl: cancelled." on standard error and, for an audited
 /// command whose own line is not written yet, a `cancelled` line in the audit log; then the signal's own end

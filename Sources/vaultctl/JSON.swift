@@ -1,5 +1,7 @@
 import JSON
+import GateProtocol
 import Vault
+import VaultRules
 
 /// Minimal JSON text for metadata output (names, modes, messages; never secrets).
 enum JSON {

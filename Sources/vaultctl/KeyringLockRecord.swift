@@ -1,5 +1,7 @@
 import SecretService
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// Which Secret Service collection `vaultctl lock` locked, so that `vaultctl unlock` undoes exactly that:

@@ -1,4 +1,6 @@
+import GateProtocol
 import Vault
+import VaultRules
 
 /// The command `vaultctl unlock` prints for unlocking gnome-keyring's collection without a desktop.
 ///

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// What this machine lacks for vaultctl, and what an administrator does about it: no machine id (a container

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 import CStartHardening  // its constructor made this process not dumpable before main
 

@@ -1,6 +1,8 @@
 import Testing
 import Slots
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 @Suite struct VaultDeleteTests {
     let f = VaultFixture()

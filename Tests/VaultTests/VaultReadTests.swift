@@ -1,6 +1,8 @@
 import Testing
 import Slots
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 @Suite struct VaultReadTests {
     let f = VaultFixture()

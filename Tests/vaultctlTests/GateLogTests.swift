@@ -3,7 +3,9 @@ import Glibc
 #endif
 import Foundation
 import Testing
+@testable import GateProtocol
 import Vault
+@testable import VaultRules
 
 /// `vaultctl log` of a protected vault: the gate's log and the state folder's in one, in time order, each line
 /// marked; every line asked for, not only what one answer of the gate holds; and failures that outlive any

@@ -1,6 +1,8 @@
 @testable import vaultctl
 import Testing
+@testable import GateProtocol
 import Vault
+@testable import VaultRules
 
 /// The time a Ctrl-C's audit line carries is written in its signal handler by arithmetic alone; it must be
 /// the log's own format for the same second (`TimeText.iso8601`, strftime's), on any day.

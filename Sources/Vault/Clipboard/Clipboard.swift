@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 
 /// Copies a secret to the clipboard through a `ClipboardTool`, reads back what the clipboard holds, and
 /// clears it. Every run of a tool is bounded (a display that never answers is given up on, the tool

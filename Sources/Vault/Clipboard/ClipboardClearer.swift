@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 
 /// Clears the clipboard after a while, but only if it still holds the secret that was put there.
 ///

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 /// The slot a git credential is kept in: `git_PROTOCOL_USER@HOST`, or `git_PROTOCOL_HOST` without a user
 /// (for example `git_https_alice@github.com`, `git_https_bob@example.org+3A8443`).

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 /// One credential description in git's credential protocol (`key=value` lines, ended by a blank line or
 /// the end of input), as `git credential` hands it to a helper.

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 extension Vault {
     /// git's `erase`: deletes each of `names` that holds exactly `password` (compared in constant time

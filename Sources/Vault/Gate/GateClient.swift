@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 import CSystem
 
 /// The CLI's side of the gate protocol: starts `vaultctl-gate` once per command (as early as the command

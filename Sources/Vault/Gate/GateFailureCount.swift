@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 /// A protected vault's count of the failures that are not PAM's (`FailureCount`): in the gate's rate limit,
 /// which no program running as the user can reset. Recording one needs no password (it can only make the

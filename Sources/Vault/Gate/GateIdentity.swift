@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 
 /// Whether the process that says hello is vaultctl-gate running set-group-ID, as the kernel started it: its
 /// saved set-group-ID (`/proc/PID/status`) is the group of the gate's file, which is set-group-ID. The saved

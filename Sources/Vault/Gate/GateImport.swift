@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 
 /// `device-key protect`: moves a vault made before the gate (its device key and slot files in the state
 /// folder, which any program running as the user can read) into the gate's protected store.

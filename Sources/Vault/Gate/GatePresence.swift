@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 /// The presence gate of a protected vault: the authentication happens in `vaultctl-gate` (lock, rate
 /// limit, PAM as the real user, audit line), which then lets this command's exchange read and change.

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 /// The device slot of a protected vault: every look and change is a request to `vaultctl-gate`, which
 /// alone reaches the sealed files (in `/var/lib/vaultctl/UID`). Looks never prompt; a read, a replacing

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 /// A slot whose reads and changes may themselves need an authentication, done by something the vault does
 /// not control (the device slot behind `vaultctl-gate`): its errors are the vault's (a wrong password, the

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 import Synchronization
 
 /// What a person is told when a device-slot value makes a new vault in their state folder, with no

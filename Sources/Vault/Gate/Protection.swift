@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 
 /// Which boundary guards this user's device slot, as the CLI found it: `vaultctl-gate` (the protected
 /// store, which no program running as the user can reach), or none (the user's own state folder, which

@@ -1,3 +1,6 @@
+import GateProtocol
+import VaultRules
+
 /// The `authorized_keys` side of a hand-off: the line that binds a sender's key to one target, and the
 /// check that `vaultctl receive` really runs as that line's forced command.
 ///

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 /// One line of the hand-off protocol that `vaultctl receive` writes to `vaultctl send` over ssh's channel.
 ///

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 
 /// The receiver's side of a hand-off (`vaultctl receive TARGET`, run by sshd as a forced command): the
 /// checks, each refused before any secret is read, then the secret, the last lock check, and the delivery.

@@ -1,3 +1,6 @@
+import GateProtocol
+import VaultRules
+
 /// Where the sender of a hand-off is, judged by the receiver from what sshd says about the connection.
 ///
 /// `vaultctl receive` runs as sshd's forced command, with no terminal: the usual session evidence (utmp,

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 
 /// The sender's side of a hand-off: runs `ssh HOST vaultctl receive TARGET`, waits for the receiver's
 /// `ready`, and only then writes the secret (after its length) on ssh's standard input and closes it (never in argv or the

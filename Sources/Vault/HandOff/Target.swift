@@ -1,3 +1,6 @@
+import GateProtocol
+import VaultRules
+
 /// One entry of the receiver's own configuration: what `vaultctl receive NAME` runs with a secret that
 /// arrives. The sender names the entry and never chooses what runs.
 ///

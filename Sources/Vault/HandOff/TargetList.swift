@@ -1,5 +1,7 @@
 import JSON
+import GateProtocol
 import Slots
+import VaultRules
 
 /// The receiver's targets: `<config>/targets.json`, `{"version": 1, "targets": {"NAME": {"check": TEXT,
 /// "command": [TEXT, …]}, …}}` (`check` left out when there is none).

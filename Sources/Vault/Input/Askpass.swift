@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 
 /// Runs an askpass program (the `SSH_ASKPASS` convention): the prompt is its only argument, the answer is
 /// the first line of its standard output, and a non-zero exit means the person declined.

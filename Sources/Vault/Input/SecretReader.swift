@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 
 /// Reads secret bytes from a file descriptor straight into a `SecretBytes`, never through `String` or `Data`.
 public enum SecretReader {

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 
 /// Asks a person on the controlling terminal (`/dev/tty`) with echo off, as `ssh` and `sudo` do; when there
 /// is none (after `su -`, or in a process that left its session) but standard input and standard error are

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 
 /// Where the PAM conversation gets its answers: standard input when the command was given
 /// `--password-stdin`; else the `VAULT_ASKPASS` program when set, otherwise the terminal with echo off,

@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import JSON
+import GateProtocol
 import Slots
+import VaultRules
 
 /// The small record of which slot each secret went to: `<config>/modes.json`.
 ///

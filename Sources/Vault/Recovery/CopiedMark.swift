@@ -1,5 +1,7 @@
 import JSON
+import GateProtocol
 import Slots
+import VaultRules
 
 /// The person's "I wrote the recovery code down" mark, bound to the code it was made for.
 ///

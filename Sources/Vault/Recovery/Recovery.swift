@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 extension Vault {
     /// The recovery code's status: where it is, and whether the person marked this very code as copied.

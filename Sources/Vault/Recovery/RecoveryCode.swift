@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 /// Account recovery codes: 160 random bits written as 32 base32 letters in eight groups of four
 /// (`ABCD-EFGH-…`), easy to write down or read aloud. The alphabet is RFC 4648's, which has no 0/1/8 to

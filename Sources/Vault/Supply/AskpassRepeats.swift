@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import JSON
+import GateProtocol
 import Slots
+import VaultRules
 
 /// The last `askpass` delivery of each slot, so that an asking program that comes back for the same thing
 /// counts as having rejected what it was given.

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 
 /// Hands a secret to a program on its standard input, followed by EOF: never in its argv or environment.
 public enum Delivery {

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 /// What the ordered supply checks need: the per-slot permission, where the request comes from, the rate
 /// limit, and (optionally) the target's own "am I still locked?" check.

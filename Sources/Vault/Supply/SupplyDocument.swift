@@ -1,3 +1,6 @@
+import GateProtocol
+import VaultRules
+
 import JSON
 
 extension SupplyState {

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 
 /// Which slots may be supplied to other programs, and when each was last supplied: `<state>/supply.json`.
 ///

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 
 /// `--if-locked PROGRAM`: a command line run with `/bin/sh -c` that exits 0 while the target still needs
 /// the secret (it is still locked). Asked before the prompt and again right before delivery.

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 
 /// The command line, from `CommandLine.arguments`, or from `/proc/self/cmdline` when the runtime has none.
 ///

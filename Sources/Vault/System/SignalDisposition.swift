@@ -1,3 +1,6 @@
+import GateProtocol
+import VaultRules
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import CSystem
+import GateProtocol
 import Slots
+import VaultRules
 
 /// Runs child programs: started the careful way (`ChildSpawn`: close-on-exec pipes, a clean signal mask,
 /// only descriptors 0, 1 and 2), found in PATH as `posix_spawnp` would, waited for and ended.

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// `vaultctl completion bash|zsh|fish` (the script) and `vaultctl completion --slots` (the names it offers).

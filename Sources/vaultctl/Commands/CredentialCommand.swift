@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// `vaultctl credential get|store|erase`: git's credential helper protocol over the vault. `get` is a gated

@@ -1,4 +1,6 @@
+import GateProtocol
 import Vault
+import VaultRules
 
 /// `vaultctl delete SLOT`: after PAM, remove from both slots and the record.
 enum DeleteCommand {

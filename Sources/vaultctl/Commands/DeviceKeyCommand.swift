@@ -1,5 +1,7 @@
 import JSON
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// `vaultctl device-key status [--json]` and `vaultctl device-key seal`: which key binds the device slot,

@@ -1,5 +1,7 @@
 import JSON
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// `vaultctl list [--json]`: names and modes, never secrets: `NAME<TAB>MODE` lines when piped, columns padded

@@ -1,5 +1,7 @@
 import SecretService
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// `vaultctl lock` (no password, from anywhere) and `vaultctl unlock` (nearby origin, then PAM).

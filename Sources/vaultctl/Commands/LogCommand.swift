@@ -1,5 +1,7 @@
 import JSON
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// `vaultctl log [--json] [--limit N]`.

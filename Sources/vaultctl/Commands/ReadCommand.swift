@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// `vaultctl read SLOT`: the gated read, to standard output or (`--clip`) to the clipboard.

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// `vaultctl receive TARGET`: the receiving end of `vaultctl send`, run by sshd as the forced command of

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// `vaultctl recovery generate|show|status|confirm-copied`: the account recovery code in slot 'recovery-code'.

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// `vaultctl send SLOT --to HOST TARGET`: hands a slot's secret to `vaultctl receive TARGET` on a nearby

@@ -1,5 +1,7 @@
 import JSON
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// `vaultctl status SLOT [--verbose] [--json]`: where a secret is, as far as can be known. Never prompts.

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// `vaultctl store SLOT [--mode device|sync]`: the secret from stdin (not a terminal) or asked twice; PAM

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// `vaultctl supply`, `vaultctl askpass`, `vaultctl allow-supply`: handing a stored secret to another program.

@@ -1,4 +1,6 @@
+import GateProtocol
 import Slots
+import VaultRules
 import Vault
 
 /// `vaultctl target add|list|remove`: the receiver's own list of what `vaultctl receive NAME` unlocks.

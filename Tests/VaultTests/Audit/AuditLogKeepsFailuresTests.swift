@@ -1,6 +1,8 @@
 import Foundation
 import Testing
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// The log's generations: two of 1 MiB, and the failures and refusals of older ones carried to `audit.kept`,
 /// so that lines that need no password, however many, never push a failure out (issue 36, point 14).

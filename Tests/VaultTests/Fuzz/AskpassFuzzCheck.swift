@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import Slots
+@testable import GateProtocol
 import Vault
+@testable import VaultRules
 
 /// The oracle of the `askpass` fuzz target, shared by the libFuzzer harness (`Fuzz/`, through a symlink)
 /// and the corpus replay test: the input bytes are the whole output of an askpass program (`/bin/cat` of a

@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import Slots
+@testable import GateProtocol
 import Vault
+@testable import VaultRules
 
 /// The oracle of the `gate-protocol` fuzz target, shared by the libFuzzer harness (`Fuzz/`, through a
 /// symlink) and the corpus replay test: arbitrary bytes offered to the gate protocol's parsers as a whole

@@ -1,4 +1,6 @@
+@testable import GateProtocol
 import Vault
+@testable import VaultRules
 
 /// The oracle of the `policy` fuzz target, shared by the libFuzzer harness (`Fuzz/`, through a symlink) and
 /// the corpus replay test: arbitrary bytes offered to `Policy.parse` as a policy document.

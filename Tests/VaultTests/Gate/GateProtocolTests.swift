@@ -3,7 +3,9 @@ import Glibc
 #endif
 import Testing
 import Slots
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// The gate protocol's frames, requests and refusals: strict parsing, and exact round trips.
 @Suite struct GateProtocolTests {

@@ -4,7 +4,9 @@ import Glibc
 import Foundation
 import Testing
 import Slots
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// The receiver's phase after the secret arrived has one bound, shared by the check again, the command and
 /// the checks after it, so the result always comes before the sender stops waiting.

@@ -1,5 +1,7 @@
 import Testing
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// The receiver's judgement of the sender, from what sshd says (SSH_CONNECTION, and the socket's peer when
 /// it can be read): the seed's rule, through the same ``OriginJudge`` as every session.

@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import Testing
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// The receiver's targets document: strict, private, written atomically.
 @Suite struct TargetListTests {

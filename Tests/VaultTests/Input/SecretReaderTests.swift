@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 import Slots
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 @Suite struct SecretReaderTests {
     @Test func readerReturnsExactBytesUpToEnd() throws {

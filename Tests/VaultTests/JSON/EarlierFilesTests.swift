@@ -2,7 +2,9 @@ import Foundation
 import Testing
 import Slots
 @testable import JSON
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// Files exactly as the version that used `JSONEncoder` wrote them (pretty, sorted keys, `\/` escaped, keys
 /// in declaration order where not sorted) still read, and what is written now reads back the same.

@@ -1,6 +1,8 @@
 import Testing
 @testable import JSON
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// The grammar: what `JSONParser` reads, and the text around the value it refuses.
 @Suite struct JSONParserTests {

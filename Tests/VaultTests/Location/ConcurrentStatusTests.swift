@@ -3,7 +3,9 @@ import Glibc
 #endif
 import Testing
 import Slots
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// `status` of a protected vault: the gate's slot (another process) and the Secret Service (the provider)
 /// are asked at the same time, and the answer is decided on both, as when they are asked in turn.

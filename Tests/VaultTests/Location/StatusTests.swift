@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 import Slots
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// `status`: only what vaultctl can know, never a prompt, and different words for each state.
 @Suite struct StatusTests {

@@ -1,5 +1,7 @@
 import Testing
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 @Suite struct IPAddressTests {
     // MARK: Spellings that parse

@@ -1,4 +1,6 @@
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// The ranges the default policy passes to ``OriginJudge``.
 enum OriginRanges {

@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import Testing
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 @Suite struct SystemOriginProbeTests {
     @Test(.timeLimit(.minutes(1)))

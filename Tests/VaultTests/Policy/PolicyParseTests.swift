@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 @testable import JSON
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 @Suite struct PolicyParseTests {
     // MARK: The default

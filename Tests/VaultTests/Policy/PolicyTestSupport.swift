@@ -1,6 +1,8 @@
 import Foundation
 import Testing
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// The path the parse tests give to `Policy.parse`; every rejection must name it.
 let policyTestPath = "/test/policy.json"

@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import Testing
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// The race between an answer going to PAM and the authentication's deadline taking the attempt's place
 /// back: decided once, so that a guess PAM judged is never given back (issue 36, point 12).

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// What `status --json` and `device-key status` say the PAM stack asks for: read from the files as libpam
 /// finds them, claiming nothing the lines do not name.

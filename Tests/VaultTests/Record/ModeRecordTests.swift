@@ -2,7 +2,9 @@ import Foundation
 import Synchronization
 import Testing
 import Slots
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 @Suite struct ModeRecordTests {
     let folder = TemporaryFolder()

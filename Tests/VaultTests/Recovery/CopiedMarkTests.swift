@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 import Slots
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// The "copied" mark on a real folder: bound to one code, never holding it.
 @Suite struct CopiedMarkTests {

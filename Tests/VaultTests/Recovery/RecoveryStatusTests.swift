@@ -1,6 +1,8 @@
 import Testing
 import Slots
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// Generating the recovery code, confirming it was copied, and what `recoveryStatus` may say about it.
 @Suite struct RecoveryStatusTests {

@@ -2,7 +2,9 @@ import Foundation
 import Synchronization
 import Testing
 import Slots
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// Failures recorded at nearly the same moment by limiters that each read the real clock and then wait for
 /// the lock on `ratelimit.json` (threads here; processes in `ConcurrencyTests`). The one that read the clock

@@ -1,5 +1,7 @@
 import Foundation
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// A `Clock` that stands still until a test moves it, so rate-limit windows and blocks can be crossed
 /// without waiting.

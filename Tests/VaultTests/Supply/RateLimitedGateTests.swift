@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 import Slots
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// The presence gate with the rate limit around it: while blocked nobody is asked; a wrong password counts.
 @Suite struct RateLimitedGateTests {

@@ -2,7 +2,9 @@ import Foundation
 import Synchronization
 import Testing
 import Slots
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// The rate limit: `failures` failures within `windowSeconds` block every gated command for `blockSeconds`,
 /// counted in one file that every process shares. Time comes from a `FakeClock`, so nothing here waits.

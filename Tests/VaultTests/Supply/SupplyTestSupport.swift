@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 import Slots
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// `VaultError` is not `Equatable`; these pick out the supply and rate-limit cases for `#expect`.
 extension VaultError {

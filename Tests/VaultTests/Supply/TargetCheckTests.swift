@@ -1,6 +1,8 @@
 import Foundation
 import Testing
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// `--if-locked CHECK`: run with `/bin/sh -c`; exit 0 means the target still needs the secret.
 @Suite struct TargetCheckTests {

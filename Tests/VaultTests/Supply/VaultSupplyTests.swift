@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 import Slots
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// `Vault.supply`: the slot allows supply, the origin is nearby, the rate limit does not block, the target is
 /// still locked — each refused before any prompt — then PAM, then the target check again, then delivery.

@@ -1,5 +1,7 @@
 import Slots
+@testable import GateProtocol
 @testable import Vault
+@testable import VaultRules
 
 /// A vault over two fake slots, a fake gate and a real mode record in a temporary folder, all sharing one log.
 final class VaultFixture {

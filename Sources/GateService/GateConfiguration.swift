@@ -3,6 +3,7 @@ import Glibc
 #endif
 import JSON
 import Slots
+import VaultRules
 
 /// What root chooses for the gate in `/etc/vaultctl/gate.conf`, a JSON document:
 /// `{"version": 1, "tpm": "auto"}`. `tpm` is `auto` (the kernel's resource manager `/dev/tpmrm0` when the

@@ -20,23 +20,23 @@ extension Policy {
 }
 
 /// Why a document was rejected, in the words of `VaultError.configuration`'s detail.
-struct PolicyProblem: Error {
-    let detail: String
+package struct PolicyProblem: Error {
+    package let detail: String
 }
 
 /// Reads a policy document: the raw checks, then the JSON value against the version 1 shape by hand.
-enum PolicyParser {
-    static let topKeys = ["version", "origin", "rateLimit", "slotDefaults", "prompt", "gate"]
-    static let originKeys = ["remoteRanges", "nearbyRanges"]
-    static let rateLimitKeys = ["failures", "windowSeconds", "blockSeconds"]
-    static let slotDefaultsKeys = ["allowSupply"]
-    static let promptKeys = ["askpassSeconds", "authenticationSeconds"]
-    static let gateKeys = ["storeOver", "delete"]
+package enum PolicyParser {
+    package static let topKeys = ["version", "origin", "rateLimit", "slotDefaults", "prompt", "gate"]
+    package static let originKeys = ["remoteRanges", "nearbyRanges"]
+    package static let rateLimitKeys = ["failures", "windowSeconds", "blockSeconds"]
+    package static let slotDefaultsKeys = ["allowSupply"]
+    package static let promptKeys = ["askpassSeconds", "authenticationSeconds"]
+    package static let gateKeys = ["storeOver", "delete"]
 
     /// Deepest nesting of arrays and objects a document may have (the document's own object is level 1).
-    static let maximumDepth = 32
+    package static let maximumDepth = 32
 
-    static func parse(_ bytes: UnsafeRawBufferPointer) throws(PolicyProblem) -> Policy {
+    package static func parse(_ bytes: UnsafeRawBufferPointer) throws(PolicyProblem) -> Policy {
         guard bytes.count <= Policy.maximumDocumentSize else {
             throw PolicyProblem(detail: "it is larger than 64 KiB, more than any policy needs")
         }
@@ -69,7 +69,7 @@ enum PolicyParser {
     }
 
     /// The version 1 shape; starts from `builtIn` and replaces each field the document gives.
-    static func read(_ value: JSONValue) throws(PolicyProblem) -> Policy {
+    package static func read(_ value: JSONValue) throws(PolicyProblem) -> Policy {
         guard case .object(let top) = value else {
             throw PolicyProblem(detail: "the document must be a JSON object such as {\"version\": \(Policy.version)}, not \(value.kind)")
         }
@@ -202,7 +202,7 @@ enum PolicyParser {
     // MARK: Words
 
     /// `"text"` on one line: quotes, backslashes and control characters escaped as in JSON, long text cut.
-    static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         var out = "\""
         var count = 0
         for scalar in text.unicodeScalars {

@@ -11,17 +11,17 @@ import Slots
 /// largest cost of a gated read. Each marker is written only by its own process; others read it only to
 /// settle the place of a process that is gone (under the rate limit's lock). Nothing is flushed to disk: a
 /// power cut ends the processes they describe, too.
-struct AttemptMarkers: Sendable {
-    let folder: String
-    static let answeredText: [UInt8] = Array("answered\n".utf8)
+package struct AttemptMarkers: Sendable {
+    package let folder: String
+    package static let answeredText: [UInt8] = Array("answered\n".utf8)
     /// What a marker holds until its password is handed over: as long as `answeredText`, so marking it
     /// answered rewrites bytes already on disk and cannot fail for want of room (a full disk, a caller's
     /// RLIMIT_FSIZE); a place that cannot hold these bytes is never taken, so no prompt follows it.
-    static let askingText: [UInt8] = Array("asking  \n".utf8)
+    package static let askingText: [UInt8] = Array("asking  \n".utf8)
 
     /// One place: its process (pid and, when known, the kernel's start time of it, so that a later process
     /// with the same pid is not taken for it), and whether its password had been handed over.
-    struct Marker: Equatable, Sendable {
+    package struct Marker: Equatable, Sendable {
         let pid: Int32
         let startTime: UInt64?
         var answered = false
@@ -47,11 +47,11 @@ struct AttemptMarkers: Sendable {
         }
     }
 
-    func path(_ marker: Marker) -> String { "\(folder)/\(marker.name)" }
+    package func path(_ marker: Marker) -> String { "\(folder)/\(marker.name)" }
 
     /// The marker `pid` makes for itself. Only this process's start time is known (tests pass made-up pids,
     /// whose markers are named by the pid alone).
-    func own(_ pid: Int32) -> Marker {
+    package func own(_ pid: Int32) -> Marker {
         Marker(pid: pid, startTime: pid == getpid() ? Self.ownStartTime : nil)
     }
 
@@ -60,10 +60,10 @@ struct AttemptMarkers: Sendable {
 
     /// The kernel's start time of process `pid` (field 22 of `/proc/PID/stat`, in clock ticks since boot);
     /// nil when it cannot be read.
-    static func startTime(of pid: Int32) -> UInt64? { processStat(of: pid)?.startTime }
+    package static func startTime(of pid: Int32) -> UInt64? { processStat(of: pid)?.startTime }
 
     /// The state letter (field 3) and start time (field 22) of `/proc/PID/stat`.
-    static func processStat(of pid: Int32) -> (state: UInt8, startTime: UInt64)? {
+    package static func processStat(of pid: Int32) -> (state: UInt8, startTime: UInt64)? {
         guard let stat = ProcFile.read("/proc/\(pid)/stat", limit: 4096),
               let close = stat.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
@@ -77,7 +77,7 @@ struct AttemptMarkers: Sendable {
     /// abandon than to lose). An entry with a marker's name that is not a regular file (a folder, a
     /// symlink) was not made by vaultctl and could never be removed: it is refused, naming it, instead of
     /// being counted as a failure again by every command that settles it.
-    func all() throws(SlotError) -> [Marker] {
+    package func all() throws(SlotError) -> [Marker] {
         guard try SecureFile.privateFolderExists(folder) else { return [] }
         var markers: [Marker] = []
         for name in try SecureFile.entries(of: folder) {
@@ -99,7 +99,7 @@ struct AttemptMarkers: Sendable {
     }
 
     /// Takes the place of `pid`.
-    func create(_ pid: Int32) throws(SlotError) {
+    package func create(_ pid: Int32) throws(SlotError) {
         try SecureFile.ensurePrivateFolder(folder)
         let p = path(own(pid))
         let fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -114,10 +114,10 @@ struct AttemptMarkers: Sendable {
     }
 
     /// Notes that `pid` handed its password over.
-    func markAnswered(_ pid: Int32) throws(SlotError) { try rewrite(pid, Self.answeredText) }
+    package func markAnswered(_ pid: Int32) throws(SlotError) { try rewrite(pid, Self.answeredText) }
 
     /// Notes that `pid`'s attempt is, after all, no guess (marked answered in advance, and nothing was given).
-    func markAsking(_ pid: Int32) throws(SlotError) { try rewrite(pid, Self.askingText) }
+    package func markAsking(_ pid: Int32) throws(SlotError) { try rewrite(pid, Self.askingText) }
 
     /// Writes `text` over the marker's bytes (the same length: it cannot fail for want of room).
     private func rewrite(_ pid: Int32, _ text: [UInt8]) throws(SlotError) {
@@ -130,7 +130,7 @@ struct AttemptMarkers: Sendable {
     }
 
     /// Removes a marker (none is fine: nothing to give back).
-    func remove(_ marker: Marker) throws(SlotError) {
+    package func remove(_ marker: Marker) throws(SlotError) {
         if unlink(path(marker)) != 0 && errno != ENOENT {
             throw .io(path: path(marker), errno: errno, operation: "remove the attempt marker")
         }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Slots
+import VaultRules
 
 /// What a frame carries: a zeroizing buffer for the words that may carry a secret (`GateWord.carriesSecret`:
 /// a value, a password, a read's result), plain bytes for the ones that only ever carry the protocol's own

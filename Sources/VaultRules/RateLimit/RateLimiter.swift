@@ -14,7 +14,7 @@ public struct RateLimiter: Sendable {
     let file: StateFile<Document>
     let markers: AttemptMarkers
     public let policy: RateLimitPolicy
-    let clock: any Clock
+    package let clock: any Clock
     /// Whether the process `pid` is still running, and is the one that started at `startTime` (the
     /// kernel's start time of a marker's process; nil when unknown). Injectable for tests.
     let isAlive: @Sendable (_ pid: Int32, _ startTime: UInt64?) -> Bool

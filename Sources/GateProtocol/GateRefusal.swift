@@ -1,4 +1,5 @@
 import Slots
+import VaultRules
 
 /// A refusal as it crosses the gate protocol: the error the gate met, so the CLI reports it in the same
 /// words and with the same exit code as when it met it itself. Payload: fields joined by U+001F, the first

@@ -32,7 +32,7 @@ public final class FileLock {
     /// change ever took the lock, so none is in progress). Opened read-only and never created, so a reader
     /// writes nothing; waits at most `seconds` for a change that holds it (a stopped or hung `store` must
     /// not hang every read).
-    static func shared(ifPresent path: String, waitingAtMost seconds: Double) throws(VaultError) -> FileLock? {
+    package static func shared(ifPresent path: String, waitingAtMost seconds: Double) throws(VaultError) -> FileLock? {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         if fd < 0 {
             let e = errno

@@ -63,7 +63,7 @@ public enum OriginJudge {
     }
 
     /// Text from outside (utmp, the environment) made safe for one log line: no control characters, bounded.
-    static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         var out = ""
         for (i, scalar) in text.unicodeScalars.enumerated() {
             if i == 64 { out += "…"; break }

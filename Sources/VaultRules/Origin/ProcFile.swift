@@ -19,7 +19,7 @@ public enum ProcFile {
     /// Calls `body` with each complete line (without its newline) until it returns false, the file ends
     /// or `limit` bytes were read. False if the file could not be opened or read.
     @discardableResult
-    static func forEachLine(_ path: String, limit: Int, _ body: (Substring) -> Bool) -> Bool {
+    package static func forEachLine(_ path: String, limit: Int, _ body: (Substring) -> Bool) -> Bool {
         var pending: [UInt8] = []
         var going = true
         let ok = chunks(path, limit: limit) { chunk in

@@ -15,12 +15,12 @@ public enum Hex {
     }
 
     /// Public bytes (a stored tag) in the same lowercase hex.
-    static func encodePublic(_ bytes: [UInt8]) -> String {
+    package static func encodePublic(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
     }
 
-    static func decode(_ text: String) -> SecretBytes? {
+    package static func decode(_ text: String) -> SecretBytes? {
         let chars = Array(text.utf8)
         guard chars.count % 2 == 0, chars.count <= 128 else { return nil }
         func value(_ c: UInt8) -> UInt8? {

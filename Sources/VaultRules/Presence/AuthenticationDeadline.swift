@@ -11,15 +11,15 @@ import Synchronization
 /// no answer leaves no failure, one that did is counted as any attempt killed after its answer.
 ///
 /// `finish()` (PAM returned) ends the thread; it must be called, or the process ends at the deadline.
-final class AuthenticationDeadline {
+package final class AuthenticationDeadline {
     /// The exit status when the deadline passes (sysexits EX_TEMPFAIL: try again).
-    static let exitStatus: Int32 = 75
+    package static let exitStatus: Int32 = 75
 
     private let wake: (read: Int32, write: Int32)
     private var thread: pthread_t?
     private let context: UnsafeMutablePointer<Context>
 
-    struct Context {
+    package struct Context {
         var fd: Int32
         var milliseconds: Int32
         var message: UnsafeMutablePointer<UInt8>?
@@ -29,7 +29,7 @@ final class AuthenticationDeadline {
 
     /// Starts the wait; nil when no thread could be made (then there is no bound beyond each question's).
     /// `beforeExit` runs on the waiting thread when the deadline passes, before the process ends.
-    init?(seconds: Int, message: String?, beforeExit: (() -> Void)? = nil) {
+    package init?(seconds: Int, message: String?, beforeExit: (() -> Void)? = nil) {
         guard let fds = ChildSpawn.pipe() else { return nil }
         wake = fds
         let bytes = message.map { Array(($0 + "\n").utf8) } ?? []
@@ -64,7 +64,7 @@ final class AuthenticationDeadline {
     }
 
     /// PAM returned: the thread ends, and the process goes on.
-    func finish() {
+    package func finish() {
         close(wake.write)
         if let thread { pthread_join(thread, nil) }
         close(wake.read)
@@ -81,24 +81,24 @@ final class AuthenticationDeadline {
 /// window in which an answer goes to PAM between the two: judged and never counted (issue 36, point 12).
 ///
 /// `Sendable`: its one state is an atomic, changed only by compare-and-exchange.
-final class GuessRace: Sendable {
+package final class GuessRace: Sendable {
     private static let open = 0, guessed = 1, expired = 2
     private let state = Atomic<Int>(GuessRace.open)
 
     /// Claims the attempt for a guess about to go to PAM: true when it may go (the deadline has not passed,
     /// and from now on it cannot take the place back), false when the deadline passed first.
-    func claimGuess() -> Bool {
+    package func claimGuess() -> Bool {
         let (exchanged, original) = state.compareExchange(expected: Self.open, desired: Self.guessed, ordering: .sequentiallyConsistent)
         return exchanged || original == Self.guessed
     }
 
     /// The deadline passed: true when nothing was guessed (the place may be taken back, and no answer will go
     /// to PAM after this), false when a guess went to PAM first (it counts).
-    func expire() -> Bool {
+    package func expire() -> Bool {
         let (exchanged, original) = state.compareExchange(expected: Self.open, desired: Self.expired, ordering: .sequentiallyConsistent)
         return exchanged || original == Self.expired
     }
 
     /// Whether a guess went to PAM.
-    var guessed: Bool { state.load(ordering: .sequentiallyConsistent) == Self.guessed }
+    package var guessed: Bool { state.load(ordering: .sequentiallyConsistent) == Self.guessed }
 }

@@ -1,4 +1,5 @@
 import Slots
+import VaultRules
 
 /// What the CLI asks `vaultctl-gate` to do: the payload of a `request` frame, `1 VERB[ SLOT][ REASON]`
 /// (version 1; a slot name by `SlotName`'s rule; for `authenticate`, a `GateScope`). Several requests may

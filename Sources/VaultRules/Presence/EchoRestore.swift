@@ -29,7 +29,7 @@ public enum EchoRestore {
         leavesSIGINT = true
     }
 
-    static func arm(fd: Int32, saved: termios) {
+    package static func arm(fd: Int32, saved: termios) {
         EchoRestore.saved.pointee = saved
         EchoRestore.fd = fd
         for s in signals {
@@ -50,7 +50,7 @@ public enum EchoRestore {
         if fd >= 0 { _ = tcsetattr(fd, TCSANOW, saved) }
     }
 
-    static func disarm() {
+    package static func disarm() {
         fd = -1
         for s in signals { signal(s, SIG_DFL) }
     }

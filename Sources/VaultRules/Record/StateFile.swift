@@ -3,15 +3,21 @@ import Slots
 
 /// A small private JSON document in one of vaultctl's folders, read and updated under an exclusive `flock`
 /// and written atomically, as compact JSON with sorted keys. Used for the rate limit and the supply permissions.
-struct StateFile<Document: JSONDocument>: Sendable {
-    let folder: String
-    let name: String
-    let empty: Document
+package struct StateFile<Document: JSONDocument>: Sendable {
+    package let folder: String
+    package let name: String
+    package let empty: Document
 
-    var path: String { "\(folder)/\(name)" }
+    package var path: String { "\(folder)/\(name)" }
+
+    package init(folder: String, name: String, empty: Document) {
+        self.folder = folder
+        self.name = name
+        self.empty = empty
+    }
 
     /// The document, or `empty` when there is none.
-    func load() throws(VaultError) -> Document {
+    package func load() throws(VaultError) -> Document {
         do {
             guard try SecureFile.privateFolderExists(folder),
                   let bytes = try SecureFile.readPublic(path, maximumCount: 1024 * 1024) else { return empty }
@@ -29,7 +35,7 @@ struct StateFile<Document: JSONDocument>: Sendable {
     /// then runs `committed`, still under the lock (its error is thrown after the document is written). An
     /// unchanged document is not written again; a `change` that throws writes nothing and commits nothing.
     @discardableResult
-    func update<R>(_ change: (inout Document) throws(SlotError) -> R,
+    package func update<R>(_ change: (inout Document) throws(SlotError) -> R,
                    committed: () throws(SlotError) -> Void = {}) throws(VaultError) -> R {
         do {
             try SecureFile.ensurePrivateFolder(folder)

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CSodium
 import Slots
+import VaultRules
 
 /// The words of the gate protocol (see `GateFrame`), each with the longest payload it may carry.
 public enum GateWord: String, Sendable, CaseIterable {

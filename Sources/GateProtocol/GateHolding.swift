@@ -1,4 +1,5 @@
 import Slots
+import VaultRules
 
 /// The gate's answer to `holding`: `empty`, or `holds BINDING TAG` (the key's binding, the stored tag in
 /// hex). A slot it could not look at is a refusal carrying the slot's error.

@@ -1,4 +1,5 @@
 import Slots
+import VaultRules
 
 /// What an authentication opens for the rest of its exchange.
 public enum GateScope: Equatable, Sendable {
