@@ -25,7 +25,10 @@ import Testing
         // What the provider can read of the connector while it is dumpable: its channel to vaultctl and
         // /dev/null, no bus socket, no pipe to anything.
         let connector = ["client \(program)", "client holds 0=socket 1=/dev/null 2=/dev/null", "parent unreadable: Permission denied"]
-        #expect(seen == connector + connector, "\(seen)")
+        // One connector per vaultctl run: two commands, or more when the harness ran one again because
+        // pam_wrapper (the test tool) could not start PAM under load (ProcessRunner), which made CI red once.
+        let runs = seen.count / connector.count
+        #expect(runs >= 2 && seen == Array(repeating: connector, count: runs).flatMap { $0 }, "\(seen)")
     }
 
     /// gnome-keyring (and any provider not known to name its clients) is talked to on vaultctl's own
