@@ -50,8 +50,10 @@ let package = Package(
         // The set-group-ID gate (docs/gate.md): the protected store's only door. No Foundation, no D-Bus.
         .target(name: "GateService", dependencies: ["GateProtocol", "VaultRules", "JSON", "Slots", "CSystem"]),
         .executableTarget(name: "vaultctl-gate", dependencies: ["GateService", "GateProtocol", "VaultRules", "Slots", "CSystem"]),
-        .testTarget(name: "SlotsTests", dependencies: ["Slots", "SecretService", "CBusConnector"]),
-        .testTarget(name: "VaultTests", dependencies: ["Vault", "GateProtocol", "VaultRules", "JSON", "Slots"]),
+        // What every test target shares (issue 34, point 5): a library target no product links.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "SlotsTests", dependencies: ["Slots", "SecretService", "CBusConnector", "TestSupport"]),
+        .testTarget(name: "VaultTests", dependencies: ["Vault", "GateProtocol", "VaultRules", "JSON", "Slots", "TestSupport"]),
         .testTarget(name: "vaultctlTests", dependencies: ["vaultctl", "vaultctl-tpm", "vaultctl-gate", "GateService", "GateProtocol", "VaultRules", "Vault", "Slots"]),
     ],
     swiftLanguageModes: [.v6]

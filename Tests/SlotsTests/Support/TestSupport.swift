@@ -6,6 +6,7 @@ import Glibc
 import Musl
 #endif
 @testable import Slots
+import TestSupport
 
 // Helpers shared by the Slots tests: private temp folders, raw file access that bypasses vaultctl's own checks,
 // and ways to make and inspect secrets. Plaintext in `[UInt8]` is fine here: these are test values.
@@ -22,12 +23,8 @@ let otherMachine = MachineIdentity(id: Array("fedcba9876543210fedcba9876543210".
 ///
 /// Swift Testing runs tests in parallel, so every test makes its own.
 func withTemporaryFolder<R>(_ body: (String) throws -> R) throws -> R {
-    var template = Array("/tmp/vaultctl-slots-test.XXXXXX".utf8CString)
-    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-    let path = try #require(made.map { String(cString: $0) }, "mkdtemp failed: errno \(errno)")
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    #expect(chmod(path, 0o700) == 0)
-    return try body(path)
+    let folder = TemporaryFolder()
+    return try withExtendedLifetime(folder) { try body(folder.path) }
 }
 
 /// A device-slot state folder inside a temp folder: `<root>/state` (not created until a write makes it).

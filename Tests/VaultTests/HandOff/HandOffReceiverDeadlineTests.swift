@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import TestSupport
 import Glibc
 #endif
 import Foundation

@@ -1,3 +1,4 @@
+import TestSupport
 import Slots
 @testable import GateProtocol
 @testable import Vault

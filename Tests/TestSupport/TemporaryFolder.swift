@@ -1,10 +1,11 @@
 import Foundation
 
-/// A private (0700) folder of its own for one test, removed with everything in it when released.
-final class TemporaryFolder {
-    let path: String
+/// A private (0700) folder of its own for one test, removed with everything in it when released. The one
+/// temporary-folder type of every test target (the shared test-support target, `TestSupport`).
+public final class TemporaryFolder {
+    public let path: String
 
-    init() {
+    public init() {
         var template = Array("\(NSTemporaryDirectory().trimmingSuffix("/"))/vaulttests.XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             fatalError("mkdtemp failed: errno \(errno)")
@@ -13,7 +14,7 @@ final class TemporaryFolder {
     }
 
     /// A path inside the folder (nothing is created).
-    func appending(_ component: String) -> String { "\(path)/\(component)" }
+    public func appending(_ component: String) -> String { "\(path)/\(component)" }
 
     deinit {
         try? FileManager.default.removeItem(atPath: path)
