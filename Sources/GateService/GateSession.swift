@@ -6,9 +6,11 @@ import GateProtocol
 import VaultRules
 
 /// One exchange with the CLI (one command of it): a `hello`, then requests, each answered `ok` or
-/// `refused`, until the CLI closes its end. Every gated request does, in this order: the vault lock, the
-/// audit log's check, the rate limit (a place taken), PAM as the real user with its questions relayed to
-/// the CLI, the audit line, the device slot's work, the reply.
+/// `refused`, until the CLI closes its end. What each request needs before its verb's own work (the vault
+/// lock, the audit log's check, the rate limit, an earlier authentication, a nearby origin) is its verb's
+/// row in `GateRule`, applied here in one place (`answer`); the verbs' own work is in GateSession+Verbs.swift.
+/// An authentication takes a place of the rate limit, runs PAM as the real user with its questions relayed to
+/// the CLI, and writes its audit line before anything it opens is used.
 ///
 /// A person who authenticated in this exchange is not asked again in it (a `move` reads, writes and removes
 /// after one prompt): the exchange is one command of the CLI, on pipes only that process holds, and the
@@ -43,6 +45,33 @@ public final class GateSession {
     var authenticatedOnce = false
 
     func isGranted(_ name: SlotName) -> Bool { grantedEverySlot || granted.contains(name) }
+
+    /// The row of the request being answered (`answer` sets it): what its work may do (ask, take the slots'
+    /// lock) and the command word of its audit lines.
+    var rule = GateRule()
+
+    /// The account id of this exchange's folder, once its record was seen to name this account (or was
+    /// written): until then nothing goes into the folder.
+    var boundID: String?
+
+    /// What one authentication of the exchange is made of, for `makeGate`.
+    struct Asking {
+        let relay: any PromptRelay
+        let user: String
+        /// `PAM_RHOST`: the origin's host for a remote session, nil for a nearby one.
+        let remoteHost: String?
+        /// The bound on the whole authentication (the policy's), and what to do at it when nothing was guessed.
+        let seconds: Int
+        let unguessed: @Sendable () -> Void
+        let started: PAMGate.Transaction?
+    }
+
+    /// Makes the gate that asks the person: PAM, always, but in the session's in-process tests, which give
+    /// a gate of their own (the rate limit, the audit line and the grants around it stay the session's).
+    var makeGate: (Asking) -> any PresenceGate = { a in
+        let (host, seconds, unguessed) = (a.remoteHost, a.seconds, a.unguessed)
+        return PAMGate(source: a.relay, user: a.user, remoteHost: { host }, deadline: { (seconds, nil, unguessed) }, started: a.started)
+    }
 
     /// How long the CLI may be silent between requests (a person typing a new secret after the prompt).
     static let idleSeconds = 300.0
@@ -168,7 +197,7 @@ public final class GateSession {
             }
             let reply: GateFrame
             do throws(VaultError) {
-                reply = GateFrame(.ok, body: try handle(request, value: value))
+                reply = GateFrame(.ok, body: try answer(request, value: value))
             } catch {
                 reply = GateFrame(.refused, text: GateRefusal.encode(error))
             }
@@ -176,298 +205,70 @@ public final class GateSession {
         }
     }
 
-    func handle(_ request: GateRequest, value given: SecretBytes?) throws(VaultError) -> GatePayload {
-        switch request {
-        case .holding(let name):
-            guard try store.exists() else { return Self.text("empty") }
-            let seen = slot.look(name)
-            switch seen.holding {
-            case .empty: return Self.text("empty")
-            case .unknown(let e): throw .slot(e)
-            case .holds:
-                let h = GateHolding(binding: seen.binding ?? DeviceKeyBinding.machineID.rawValue, tag: seen.tag ?? [])
-                return Self.text(GateHolding.text(h))
-            }
-        case .names:
-            guard try store.exists() else { return Self.text("") }
-            do { return Self.text(try slot.names().map(\.rawValue).joined(separator: "\n")) } catch { throw .slot(error) }
-        case .lock:
-            try ensureStore(marking: true)
-            if try vaultLock.isLocked() { return Self.text("") }  // locked already: nothing changes, no line
-            try vaultLock.lock(time: clock.now(), origin: try origin)
-            log("lock", nil, "ok")
-            return Self.text("")
-        case .unlock:
-            guard try vaultLock.isLocked() else { return Self.text("") }
+    /// Answers one request: its verb's row (`GateRule`), in the row's order, then the verb's own work.
+    func answer(_ request: GateRequest, value: SecretBytes?) throws(VaultError) -> GatePayload {
+        rule = GateRule.of(request)
+        if rule.settles, let answer = try settled(request) { return answer }
+        if let what = rule.nearbyOnly {
             // Judged here, from what the gate sees (its parents, the terminal's utmp record; no variable of
             // the caller's): a program running as you cannot make a remote session look nearby.
             let origin = try judgedOrigin
             guard origin.verdict == .nearby else {
-                log("unlock", nil, "refused", reason: "remote origin (\(origin.description))")
-                throw .refused("unlocking needs a session on this machine or the local network, and this one is remote (\(origin.description))")
+                log(nil, "refused", reason: "remote origin (\(origin.description))")
+                throw .refused("\(what) needs a session on this machine or the local network, and this one is remote (\(origin.description))")
             }
-            try checkBeforePrompt()
-            try authenticate(.none, reason: "unlock the vault", command: "unlock")
-            try vaultLock.unlock()
-            log("unlock", nil, "ok")
-            return Self.text("")
-        case .authenticate(let scope, let reason):
-            try admit()
-            try authenticate(scope, reason: reason, command: "authenticate")
-            return Self.text("")
-        case .read(let name):
-            try admit()
-            try requireHeld(name)
-            // A grant opens one read of the slot: a second read in this exchange asks again, so a program that
-            // holds an exchange open cannot go on reading (a value stored later too) on one finger.
-            if !isGranted(name) || readOnce.contains(name) {
-                try authenticate(.slots([name]), reason: "read slot '\(name)'", command: "read")
-            }
-            let value: SecretBytes
-            do { value = try slot.read(name) } catch {
-                log("read", name, "error", reason: VaultError.reason(error))
-                throw .slot(error)
-            }
-            // The line is in the log before the value leaves; one that cannot be written stops it.
-            try append("read", name, "ok")
-            readOnce.insert(name)
-            return .secret(value)
-        case .store(let name):
-            try admit()
-            guard let value = given else { throw .badInput("vaultctl-gate got no value after the store request") }
-            try ensureStore(marking: true)
-            let replaces: Bool
-            switch slot.holding(name) {
-            case .empty: replaces = false
-            case .holds, .unknown: replaces = true  // a file that cannot open here is replaced only after PAM too
-            }
-            let storeOverAsks = try policy.gates.storeOver
-            if replaces && !isGranted(name) && storeOverAsks {
-                try authenticate(.slots([name]), reason: "replace the value in slot '\(name)'", command: "store")
-            }
-            // Looked at again under the store's own lock (any gate of this user, whatever state folder its
-            // vaultctl has): a value stored meanwhile is replaced only after a password.
-            let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
-            defer { lock.release() }
-            if !replaces, slot.holding(name) != .empty, !isGranted(name), storeOverAsks {
-                throw .changedMeanwhile(name)
-            }
-            if !replaces { try checkRoomForNewSlot() }
-            do { try slot.write(name, value) } catch {
-                log("store", name, "error", reason: VaultError.reason(error))
-                throw .slot(error)
-            }
-            log("store", name, replaces ? "replaced" : "ok")
-            return Self.text("")
-        case .log(let limit, let skip):
-            guard try store.exists() else { return Self.text("") }
-            let entries = try audit.entries(limit: limit, skip: skip)
-            // The newest lines that fit one answer.
-            var lines: [String] = []
-            var size = 0
-            for entry in entries.reversed() {
-                let line = entry.jsonLine
-                if size + line.utf8.count + 1 > GateWord.ok.maximumPayload { break }
-                lines.append(line)
-                size += line.utf8.count + 1
-            }
-            return Self.text(lines.reversed().joined(separator: "\n"))
-        case .sealDeviceKey:
-            // No vault yet: its first store makes the key, sealed by the gate's TPM.
-            guard try store.exists() else {
-                guard tpm != nil else { throw .slot(.gateHasNoTPM) }
-                return Self.text("nothing")
-            }
-            let before: SealedFileSlot.KeyState
-            do { before = try slot.keyState() } catch { throw .slot(error) }
-            if before.binding == .tpm2 && !before.machineIDKey { return Self.text("already") }  // nothing to do, nothing asked
-            guard authenticatedOnce else { throw .notAuthenticated("sealing the device key needs an authentication first") }
-            try admit()
-            guard tpm != nil else {
-                throw .slot(.gateHasNoTPM)
-            }
-            let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
-            defer { lock.release() }
-            let outcome: SealedFileSlot.RekeyOutcome
-            do { outcome = try slot.rekeyUnderTPM() } catch {
-                log("seal", nil, "error", reason: VaultError.reason(error))
-                throw .slot(error)
-            }
-            log("seal", nil, "ok")
-            return Self.text("\(outcome.resealed) \(outcome.createdKey ? 1 : 0) \(outcome.removedOldKey ? 1 : 0)")
-        case .recordFailure:
-            try ensureStore(marking: false)
-            // A line only while a failure can still count (not while blocked): a program asking again and
-            // again cannot fill the log this way either.
-            let counts = try limiter.blockedUntil() == nil
-            let until = try limiter.recordFailure()
-            if counts { log("failure", nil, "failed", reason: "a program given a secret did not accept it") }
-            return Self.text(until.map { "\($0)" } ?? "")
-        case .deviceKey:
-            var binding = "none"
-            if try store.exists() {
-                do { binding = try slot.keyState().binding?.rawValue ?? "none" } catch { throw .slot(error) }
-            }
-            return Self.text("\(binding)\t\(tpm?.tcti ?? "none")")
-        case .importValue(let name):
-            // Only after an authentication for every slot in this exchange: `device-key protect` asks first.
-            guard grantedEverySlot else { throw .notAuthenticated("moving a value in needs an authentication for every slot first") }
-            try admit()
-            guard let value = given else { throw .badInput("vaultctl-gate got no value after the import request") }
-            let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
-            defer { lock.release() }
-            if slot.holding(name) == .empty { try checkRoomForNewSlot() }
-            do { try slot.write(name, value) } catch {
-                log("import", name, "error", reason: VaultError.reason(error))
-                throw .slot(error)
-            }
-            log("import", name, "ok")
-            return Self.text("")
-        case .finishImport:
-            guard grantedEverySlot else { throw .notAuthenticated("protecting the vault needs an authentication for every slot first") }
-            try ensureStore(marking: true)
-            log("protect", nil, "ok")
-            return Self.text("")
-        case .delete(let name):
-            try admit()
-            try requireHeld(name)
-            let deleteAsks = try policy.gates.delete
-            if !isGranted(name) && deleteAsks {
-                try authenticate(.slots([name]), reason: "delete slot '\(name)'", command: "delete")
-            }
-            let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
-            defer { lock.release() }
-            let removed: Bool
-            do { removed = try slot.delete(name) } catch {
-                log("delete", name, "error", reason: VaultError.reason(error))
-                throw .slot(error)
-            }
-            // Removed by another command while this one asked: nothing was deleted here, and it says so.
-            guard removed else { throw .slot(.empty(name)) }
-            log("delete", name, "ok")
-            return Self.text("")
         }
+        switch rule.permit {
+        case .always: break
+        case .afterAuthentication(let what):
+            guard authenticatedOnce else { throw .notAuthenticated("\(what) needs an authentication first") }
+        case .afterEverySlot(let what):
+            guard grantedEverySlot else { throw .notAuthenticated("\(what) needs an authentication for every slot first") }
+        }
+        try admit(rule.admission)
+        return try work(request, value: value)
     }
 
-    /// The most slots, and bytes in slot files, one user's folder of the store holds: the store is on the
-    /// system's disk (`/var/lib`), and a program running as the user could otherwise fill it with stores that
-    /// need no password. 4,096 values of at most 64 KiB each, and 64 MiB in all.
-    static let maximumSlots = 4096
-    static let maximumSlotBytes = 64 * 1024 * 1024
-
-    /// Refuses (77) a new slot past either bound; called under the slots' lock.
-    func checkRoomForNewSlot() throws(VaultError) {
-        let folder = "\(store.folder)/slots"
-        let files: [String]
-        do { files = try SecureFile.privateFolderExists(folder) ? try SecureFile.entries(of: folder) : [] } catch { throw .slot(error) }
-        guard files.count < Self.maximumSlots else {
-            throw .refused("your protected vault holds \(files.count) slots, the most vaultctl-gate keeps for one user (the store is on the system's disk); delete some first")
+    /// The checks of an admission, in its order: the vault lock, the folder, the audit log (fail closed: no
+    /// line, no secret) and the rate limit, then the protected marker.
+    func admit(_ admission: GateRule.Admission) throws(VaultError) {
+        if admission.contains(.checksLock), try vaultLock.isLocked() { throw .vaultLocked }
+        if admission.contains(.makesFolder) { try ensureStore(marking: false) }
+        if admission.contains(.checksAuditAndLimit) {
+            try audit.checkWritable()
+            try limiter.check()
         }
-        var bytes = 0
-        var st = stat()
-        for file in files where lstat("\(folder)/\(file)", &st) == 0 { bytes += Int(st.st_size) }
-        guard bytes < Self.maximumSlotBytes else {
-            throw .refused("your protected vault's slots take \(bytes / 1024 / 1024) MiB, the most vaultctl-gate keeps for one user (the store is on the system's disk); delete some first")
-        }
+        if admission.contains(.marksProtected) { try ensureStore(marking: true) }
     }
 
-    /// Throws `empty` when the slot holds nothing (nothing to read or remove asks nothing), or the slot's
-    /// error when it cannot be looked at.
-    func requireHeld(_ name: SlotName) throws(VaultError) {
-        guard try store.exists() else { throw .slot(.empty(name)) }
-        switch slot.holding(name) {
-        case .empty: throw .slot(.empty(name))
-        case .unknown(let e): throw .slot(e)
-        case .holds: return
-        }
+    /// Runs `body` under the store's own lock (any gate of this user, whatever state folder its vaultctl has),
+    /// for a verb whose row says it changes the slots.
+    func underSlotsLock<T>(_ body: () throws(VaultError) -> T) throws(VaultError) -> T {
+        guard rule.takesSlotsLock else { throw Self.fault("changes the device slots without its row saying so") }
+        let lock = try FileLock(path: "\(store.folder)/.slots.lock", waitingAtMost: 10)
+        defer { lock.release() }
+        return try body()
     }
 
-    /// This user's folder is this account's (`GateAccount`): a folder from before the binding is bound now.
-    func checkAccount() throws(VaultError) {
-        guard try store.exists() else { return }  // a new vault: bound when its folder is made
-        switch try account.standing() {
-        case .bound(let id):
-            boundID = id
-        case .unbound:
-            try account.checkMayBind()
-            let id = try homeID()
-            try account.writeRecord(id: id)
-            boundID = id
-        }
-    }
-
-    /// The account id of this exchange's folder, once its record was seen to name this account (or was
-    /// written): until then nothing goes into the folder.
-    private var boundID: String?
-
-    /// Makes this user's folder when there is none, bound to this account, and (`marking`) protected. The record
-    /// is the first thing in a new folder: one that cannot be written takes the folder away again, so no
-    /// secret ever lies in a folder that a later account with this uid could take as its own.
-    func ensureStore(marking: Bool) throws(VaultError) {
-        if boundID == nil {
-            var id = try homeID()
-            let made = try !store.exists()
-            try store.ensure(marking: false)
-            do throws(VaultError) {
-                var needsRecord = made
-                if !made {
-                    switch try account.standing() {
-                    case .bound(let recorded): id = recorded  // made meanwhile by another gate of this account
-                    case .unbound:
-                        try account.checkMayBind()
-                        needsRecord = true
-                    }
-                }
-                if needsRecord { try account.writeRecord(id: id) }
-            } catch {
-                if made { rmdir(store.folder) }  // empty: a write that fails removes its temporary file
-                throw error
-            }
-            boundID = id
-        }
-        try store.ensure(marking: marking)
-    }
-
-    /// This account's id in its home: the one there, or a new one put there. Written exclusively (a link, never
-    /// a replace), so two gates that bind at once agree on the id the first one wrote. Written as the user, with
-    /// the gate's group dropped: a home is the user's to shape, and nothing the group alone may reach is
-    /// written there.
-    func homeID() throws(VaultError) -> String {
-        if let id = account.homeID() { return id }
-        // The group drop is the whole process's (glibc applies it to every thread): the prepared work first.
-        _ = prepared?.value()
-        try GroupDrop.asUser("write in your home") { () throws(VaultError) in try account.bindHome(id: GateAccount.newID()) }
-        guard let id = account.homeID() else {
-            throw .slot(.gateUnavailable("your account's id is not readable in your home (\(account.homeFile)) right after it was written"))
-        }
-        return id
-    }
-
-    /// Before any gated request: the vault lock, then what every prompt needs.
-    func admit() throws(VaultError) {
-        if try vaultLock.isLocked() { throw .vaultLocked }
-        try checkBeforePrompt()
-    }
-
-    /// The audit log must take a line (fail closed: no line, no secret), and the rate limit must not block.
-    func checkBeforePrompt() throws(VaultError) {
-        try ensureStore(marking: false)
-        try audit.checkWritable()
-        try limiter.check()
+    /// A verb doing what its row does not allow: a fault of the gate's own, refused (69) rather than done.
+    static func fault(_ what: String) -> VaultError {
+        .slot(.gateUnavailable("a request of vaultctl-gate \(what) (a fault of vaultctl-gate; report it)"))
     }
 
     /// A fresh authentication that opens `scope`, counted by the rate limit; its line (ok or why not) goes to
-    /// the log before anything it opens is used, and one that cannot be written opens nothing.
-    func authenticate(_ scope: GateScope, reason: String, command: String) throws(VaultError) {
+    /// the log before anything it opens is used, and one that cannot be written opens nothing. Only for a
+    /// verb whose row says it asks.
+    func authenticate(_ scope: GateScope, reason: String) throws(VaultError) {
+        guard rule.asks, let command = rule.audit else { throw Self.fault("asks for a password without its row saying so") }
         let (relay, limiter, seconds) = (self.relay, try self.limiter, Double(try policy.askpassSeconds))
         let remoteHost = try judgedOrigin.pamRemoteHost
         // At the bound the gate ends (75), saying nothing: vaultctl, which waits for it, says why.
         let bound = try policy.authenticationSeconds
         // The place counts if the gate ends before giving it back, from the start (see countsIfInterrupted); at
         // the bound with nothing guessed, it is taken back first.
-        var gate = RateLimitedGate(PAMGate(source: relay, user: user, remoteHost: { remoteHost },
-                                           deadline: { (bound, nil, { try? limiter.markAsking() }) },
-                                           started: transaction),
+        let asking = Asking(relay: relay, user: user, remoteHost: remoteHost, seconds: bound,
+                            unguessed: { try? limiter.markAsking() }, started: transaction)
+        var gate = RateLimitedGate(makeGate(asking),
                                    placeWait: { seconds }, waiting: { s in
             relay.show("other vaultctl commands are asking for your password; waiting for one to finish (at most \(s) s).", isError: false)
         }) { () throws(VaultError) -> RateLimiter in limiter }
@@ -530,8 +331,10 @@ public final class GateSession {
 
     var origin: String { get throws(VaultError) { try judgedOrigin.description } }
 
-    /// Appends a line, or throws (for lines that must be there before a value leaves).
-    func append(_ command: String, _ name: SlotName?, _ result: String, reason: String? = nil) throws(VaultError) {
+    /// Appends a line under the verb's command word, or throws (for lines that must be there before a value
+    /// leaves).
+    func append(_ name: SlotName?, _ result: String, reason: String? = nil) throws(VaultError) {
+        guard let command = rule.audit else { throw Self.fault("writes an audit line without its row naming its command") }
         do {
             try audit.append(AuditEntry(time: TimeText.iso8601(clock.now()), command: command, slot: name?.rawValue,
                                         origin: try origin, result: result, reason: reason))
@@ -539,8 +342,8 @@ public final class GateSession {
     }
 
     /// Appends a line as best it can (after the fact: the log's check before the prompt passed).
-    func log(_ command: String, _ name: SlotName?, _ result: String, reason: String? = nil) {
-        try? append(command, name, result, reason: reason)
+    func log(_ name: SlotName?, _ result: String, reason: String? = nil) {
+        try? append(name, result, reason: reason)
     }
 
     /// An answer of protocol text (a look, names, a log): no secret, so no zeroizing buffer.
