@@ -126,7 +126,7 @@ bench-smoke: deps release
 # sanitized: pam_wrapper dlopens libpam with RTLD_DEEPBIND, which the sanitizer runtimes refuse. Leak reports
 # are off: the toolchain's XCTest and Foundation keep allocations to exit.
 sanitize: deps
-	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --sanitize=address --build-path .build/asan --filter 'SlotsTests|VaultTests'
+	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --sanitize=address --build-path .build/asan --filter 'SlotsTests|VaultTests|GateServiceTests'
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --build-path .build/tsan \
 	  --filter '(VaultTests|SlotsTests)\..*(RateLimiter|ModeRecord|StateFile|Interleaving|SecretBytes|BackgroundThread|ConcurrentStatus)'
 

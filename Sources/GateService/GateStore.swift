@@ -14,9 +14,21 @@ public struct GateStore: Sendable {
     public static let group = "vaultctl"
 
     public let uid: uid_t
-    public var folder: String { "\(GateStore.root)/\(uid)" }
+    /// The store the folder is in: `root`, always, but in the session's in-process tests (`init(base:uid:)`).
+    let base: String
+    public var folder: String { "\(base)/\(uid)" }
 
-    public init(uid: uid_t) { self.uid = uid }
+    public init(uid: uid_t) {
+        self.uid = uid
+        base = GateStore.root
+    }
+
+    /// A store elsewhere, for tests of the session that run without root: nothing outside this module's
+    /// tests can name it (internal), and the gate's `main` makes its store with `init(uid:)`.
+    init(base: String, uid: uid_t) {
+        self.uid = uid
+        self.base = base
+    }
 
     /// Checks the store itself: a folder owned by root, of the gate's group, with no access for others.
     /// Anything else is not a store an install set up (69, saying what to fix, as this install's installer does).
