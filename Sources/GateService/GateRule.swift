@@ -1,4 +1,5 @@
 import GateProtocol
+import VaultRules
 
 /// What the session's run loop does for a request before and around its verb's own work, as data: one row
 /// a verb, applied in one place (`GateSession.answer`) in this order:
@@ -8,14 +9,15 @@ import GateProtocol
 /// 2. `nearbyOnly`: the session's origin, judged once an exchange from what the gate sees, must be nearby
 ///    (what is refused otherwise, in the refusal's words).
 /// 3. `permit`: an earlier authentication of this exchange must have opened what the verb changes.
-/// 4. `admission`: the vault lock, the user's folder, the audit log's check and the rate limit, in that
-///    order, then the protected marker.
+/// 4. `folder` and `checks`: the user's folder made, then the vault lock, the audit log's check and the
+///    rate limit (`Admission`, whose order the CLI's commands share), then the protected marker.
 /// 5. the verb's own work, which may ask (PAM) only when `asks`, takes the slots' lock only when
 ///    `takesSlotsLock`, and writes its audit lines under `audit`.
 ///
-/// OpenSSH's monitor is the model (`mon_dispatch`, with `MON_PERMIT`, `MON_AUTH` and `MON_ONCE` on each
-/// row): a verb's handler holds only its own work, and a new verb gets its row from the exhaustive switch
-/// in `of(_:)`, so it cannot be added without saying what it needs.
+/// OpenSSH's monitor is the model (`mon_dispatch`, with `MON_PERMIT` and `MON_AUTH` on each row; a grant
+/// opening one read, its `MON_ONCE`, is the read's own rule): a verb's handler holds only its own work, and
+/// a new verb gets its row from the exhaustive switch in `of(_:)`, so it cannot be added without saying what
+/// it needs.
 struct GateRule: Equatable, Sendable {
     /// An earlier authentication of this exchange the verb needs (`MON_PERMIT`).
     enum Permit: Equatable, Sendable {
@@ -26,29 +28,22 @@ struct GateRule: Equatable, Sendable {
         case afterEverySlot(what: String)
     }
 
-    /// The checks before a verb's work, each one the run loop's; applied in the order of the list.
-    struct Admission: OptionSet, Sendable {
-        let rawValue: Int
-        /// The vault lock: a locked vault refuses (77).
-        static let checksLock = Admission(rawValue: 1 << 0)
-        /// The user's folder, made (bound to the account) when there is none.
-        static let makesFolder = Admission(rawValue: 1 << 1)
-        /// The audit log must take a line (no line, no secret), and the rate limit must not block.
-        static let checksAuditAndLimit = Admission(rawValue: 1 << 2)
-        /// From now on the vault is protected (the CLI uses the gate's store).
-        static let marksProtected = Admission(rawValue: 1 << 3)
-
-        static let none: Admission = []
-        /// What every prompt needs: the folder, the log's check, the rate limit.
-        static let beforePrompt: Admission = [.makesFolder, .checksAuditAndLimit]
-        /// What every gated request needs: the lock, then what every prompt needs.
-        static let full: Admission = [.checksLock, .makesFolder, .checksAuditAndLimit]
+    /// What the verb does to the user's folder of the store around the admission's checks.
+    enum Folder: Equatable, Sendable {
+        /// Nothing: a look answers from what is there.
+        case untouched
+        /// Made (bound to the account) when there is none, before the checks (the log and the rate limit are in it).
+        case made
+        /// Made, and after the checks marked protected: from then on the CLI uses the gate's store.
+        case marked
     }
 
     var settles = false
     var nearbyOnly: String?
     var permit = Permit.always
-    var admission = Admission.none
+    var folder = Folder.untouched
+    /// The checks before the verb's work, in `Admission`'s order (the CLI's commands run the same ones).
+    var checks: Admission = []
     /// Whether the verb may ask the person (PAM); `GateRequest.mayAsk` says the same to the CLI.
     var asks = false
     /// The command word of the verb's audit lines; nil: it writes none.
@@ -56,31 +51,34 @@ struct GateRule: Equatable, Sendable {
     /// Whether the verb changes the device slots, under the store's lock (`.slots.lock`).
     var takesSlotsLock = false
 
+    /// Every check: what a gated request needs.
+    static let every: Admission = [.vaultLock, .auditLog, .rateLimit]
+
     /// The row of a request's verb.
     static func of(_ request: GateRequest) -> GateRule {
         switch request {
         case .holding, .names, .log, .deviceKey:
             return GateRule()
         case .lock:
-            return GateRule(admission: [.makesFolder, .marksProtected], audit: "lock")
+            return GateRule(folder: .marked, audit: "lock")
         case .recordFailure:
-            return GateRule(admission: .makesFolder, audit: "failure")
+            return GateRule(folder: .made, audit: "failure")
         case .unlock:
-            return GateRule(settles: true, nearbyOnly: "unlocking", admission: .beforePrompt, asks: true, audit: "unlock")
+            return GateRule(settles: true, nearbyOnly: "unlocking", folder: .made, checks: [.auditLog, .rateLimit], asks: true, audit: "unlock")
         case .authenticate:
-            return GateRule(admission: .full, asks: true, audit: "authenticate")
+            return GateRule(folder: .made, checks: every, asks: true, audit: "authenticate")
         case .read:
-            return GateRule(admission: .full, asks: true, audit: "read")
+            return GateRule(folder: .made, checks: every, asks: true, audit: "read")
         case .store:
-            return GateRule(admission: Admission.full.union(.marksProtected), asks: true, audit: "store", takesSlotsLock: true)
+            return GateRule(folder: .marked, checks: every, asks: true, audit: "store", takesSlotsLock: true)
         case .delete:
-            return GateRule(admission: .full, asks: true, audit: "delete", takesSlotsLock: true)
+            return GateRule(folder: .made, checks: every, asks: true, audit: "delete", takesSlotsLock: true)
         case .importValue:
-            return GateRule(permit: .afterEverySlot(what: "moving a value in"), admission: .full, audit: "import", takesSlotsLock: true)
+            return GateRule(permit: .afterEverySlot(what: "moving a value in"), folder: .made, checks: every, audit: "import", takesSlotsLock: true)
         case .finishImport:
-            return GateRule(permit: .afterEverySlot(what: "protecting the vault"), admission: [.makesFolder, .marksProtected], audit: "protect")
+            return GateRule(permit: .afterEverySlot(what: "protecting the vault"), folder: .marked, audit: "protect")
         case .sealDeviceKey:
-            return GateRule(settles: true, permit: .afterAuthentication(what: "sealing the device key"), admission: .full,
+            return GateRule(settles: true, permit: .afterAuthentication(what: "sealing the device key"), folder: .made, checks: every,
                             audit: "seal", takesSlotsLock: true)
         }
     }

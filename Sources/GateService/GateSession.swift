@@ -225,20 +225,18 @@ public final class GateSession {
         case .afterEverySlot(let what):
             guard grantedEverySlot else { throw .notAuthenticated("\(what) needs an authentication for every slot first") }
         }
-        try admit(rule.admission)
+        try admit(rule)
         return try work(request, value: value)
     }
 
-    /// The checks of an admission, in its order: the vault lock, the folder, the audit log (fail closed: no
-    /// line, no secret) and the rate limit, then the protected marker.
-    func admit(_ admission: GateRule.Admission) throws(VaultError) {
-        if admission.contains(.checksLock), try vaultLock.isLocked() { throw .vaultLocked }
-        if admission.contains(.makesFolder) { try ensureStore(marking: false) }
-        if admission.contains(.checksAuditAndLimit) {
-            try audit.checkWritable()
-            try limiter.check()
-        }
-        if admission.contains(.marksProtected) { try ensureStore(marking: true) }
+    /// A row's admission: the folder made, the checks in `Admission`'s order (the vault lock, the audit log,
+    /// the rate limit), then the folder marked protected.
+    func admit(_ rule: GateRule) throws(VaultError) {
+        if rule.folder != .untouched { try ensureStore(marking: false) }
+        try rule.checks.check(isLocked: { () throws(VaultError) in try vaultLock.isLocked() }, locked: { .vaultLocked },
+                              auditLog: { () throws(VaultError) in try audit.checkWritable() },
+                              rateLimit: { () throws(VaultError) in try limiter.check() })
+        if rule.folder == .marked { try ensureStore(marking: true) }
     }
 
     /// Runs `body` under the store's own lock (any gate of this user, whatever state folder its vaultctl has),

@@ -120,22 +120,25 @@ enum Entrypoint {
         if command.kind.isAudited && context.disclosedResult != "ok" { record(command.kind, parsed, context, failure: nil) }
     }
 
-    /// The checks before any command runs: the vault lock's allow-list, then the rate limit for gated
-    /// commands (75 with no prompt while blocked).
+    /// The checks before any command runs, in `Admission`'s order (the gate's requests run the same):
+    /// the vault lock's allow-list, the audit log for audited commands, then the rate limit for gated commands
+    /// (75 with no prompt while blocked).
     static func admit(_ kind: CommandKind, _ context: Context) throws(CommandFailure) {
-        if !kind.allowedWhileLocked {
-            if try context.isVaultLocked() { throw ErrorReport.failure(VaultError.vaultLocked) }
-        }
+        var checks: Admission = []
+        if !kind.allowedWhileLocked { checks.insert(.vaultLock) }
         // `lock` locks even when its audit line cannot be written (it warns afterwards): locking is what matters.
-        if kind.isAudited && kind != .lock {
-            do { try context.audit.checkWritable() } catch { throw ErrorReport.failure(error) }
-        }
+        if kind.isAudited && kind != .lock { checks.insert(.auditLog) }
         // A protected vault's rate limit is the gate's, which checks it before any prompt.
-        if kind.checksRateLimitFirst, try context.gateClient() == nil {
-            do { try context.limiter().check() } catch let e as CommandFailure { throw e } catch {
-                throw ErrorReport.unexpected(error)
-            }
-        }
+        if kind.checksRateLimitFirst, try context.gateClient() == nil { checks.insert(.rateLimit) }
+        try checks.check(isLocked: { () throws(CommandFailure) in try context.isVaultLocked() },
+                         locked: { ErrorReport.failure(VaultError.vaultLocked) },
+                         auditLog: { () throws(CommandFailure) in
+                             do throws(VaultError) { try context.audit.checkWritable() } catch { throw ErrorReport.failure(error) }
+                         },
+                         rateLimit: { () throws(CommandFailure) in
+                             let limiter = try context.limiter()
+                             do throws(VaultError) { try limiter.check() } catch { throw ErrorReport.failure(error) }
+                         })
     }
 
     /// The audit line of a command that ended (`failure` nil: it succeeded), written as best it can be: a

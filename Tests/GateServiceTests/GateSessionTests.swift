@@ -223,7 +223,7 @@ import Slots
         let second = GateExchange(store: first)
         _ = try second.hello()
         second.session.rule = GateRule.of(.store(Self.a))
-        try second.session.admit(second.session.rule.admission)
+        try second.session.admit(second.session.rule)
         do throws(SlotError) { try second.session.slot.write(Self.a, Array("theirs".utf8).withUnsafeBytes { SecretBytes(copying: $0) }) } catch {
             Issue.record("the other exchange's write failed: \(error)")
         }
@@ -268,11 +268,10 @@ func waitUntilBlocked(on path: String) -> Bool {
             let rule = GateRule.of(request)
             if rule.asks || rule.takesSlotsLock {
                 #expect(rule.audit != nil, "\(request.verb)")
-                #expect(rule.admission.contains(.makesFolder) && rule.admission.contains(.checksAuditAndLimit), "\(request.verb)")
+                #expect(rule.folder != .untouched && rule.checks.isSuperset(of: [.auditLog, .rateLimit]), "\(request.verb)")
             }
-            // Every slot change but the import of `device-key protect`, which runs on a locked vault's
-            // behalf only after every slot was opened, checks the vault lock too.
-            if rule.takesSlotsLock, rule.permit == .always { #expect(rule.admission.contains(.checksLock), "\(request.verb)") }
+            // A locked vault's slots do not change.
+            if rule.takesSlotsLock { #expect(rule.checks.contains(.vaultLock), "\(request.verb)") }
         }
     }
 
