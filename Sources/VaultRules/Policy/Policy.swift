@@ -1,23 +1,11 @@
 /// What this user allows: which networks count as remote or nearby, how failures are rate-limited, and the
 /// defaults for new slots. Read from a versioned JSON document.
 ///
-/// The default ships as `policy/default.json` and is compiled in as `defaultDocument`; a user's own copy
-/// lives in `$XDG_CONFIG_HOME/vaultctl/policy.json`. Version 1:
-///
-/// ```json
-/// {
-///   "version": 1,
-///   "origin": {
-///     "remoteRanges": ["100.64.0.0/10", "fd7a:115c:a1e0::/48"],
-///     "nearbyRanges": ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
-///                      "169.254.0.0/16", "fe80::/10", "fc00::/7"]
-///   },
-///   "rateLimit": { "failures": 3, "windowSeconds": 300, "blockSeconds": 300 },
-///   "slotDefaults": { "allowSupply": false },
-///   "prompt": { "askpassSeconds": 120, "authenticationSeconds": 180 },
-///   "gate": { "storeOver": true, "delete": true }
-/// }
-/// ```
+/// The defaults are `builtIn`, written once, here; `policy/default.json` is the same policy as a document
+/// with every field written out (a test reads the shipped file and compares it with `builtIn`, field by
+/// field), installed as root's `/etc/vaultctl/policy.json` and as the example in the documentation. A user's
+/// own copy lives in `$XDG_CONFIG_HOME/vaultctl/policy.json`; `PolicyReading` says which policy a caller gets
+/// and what a file with a problem gives it.
 ///
 /// Rules of the document (see `parse`):
 /// - `version` is required and must be the number 1.
@@ -52,19 +40,23 @@ public struct Policy: Sendable, Equatable {
     /// Whether a slot with no setting of its own may be supplied to another program.
     public var allowSupplyByDefault: Bool
     /// How long a `VAULT_ASKPASS` program has to answer before it is stopped (`prompt.askpassSeconds`).
-    public var askpassSeconds = 120
+    public var askpassSeconds: Int
     /// How long one whole authentication may take before the command ends with 75
     /// (`prompt.authenticationSeconds`): long enough for a person to type, or to find the reader or the key.
-    public var authenticationSeconds = 180
+    public var authenticationSeconds: Int
     /// Which destructive changes need a fresh authentication (`gate.storeOver`, `gate.delete`).
-    public var gates = ChangeGates.all
+    public var gates: ChangeGates
 
+    /// Every field given: no field has a default of its own, so `builtIn` is the one place the defaults are.
     public init(remoteRanges: [IPRange], nearbyRanges: [IPRange], rateLimit: RateLimitPolicy,
-                allowSupplyByDefault: Bool) {
+                allowSupplyByDefault: Bool, askpassSeconds: Int, authenticationSeconds: Int, gates: ChangeGates) {
         self.remoteRanges = remoteRanges
         self.nearbyRanges = nearbyRanges
         self.rateLimit = rateLimit
         self.allowSupplyByDefault = allowSupplyByDefault
+        self.askpassSeconds = askpassSeconds
+        self.authenticationSeconds = authenticationSeconds
+        self.gates = gates
     }
 
     /// The only document version this vaultctl reads.
@@ -76,29 +68,17 @@ public struct Policy: Sendable, Equatable {
     /// The file name of a user's policy inside the config folder.
     public static let fileName = "policy.json"
 
-    /// The built-in default, identical to policy/default.json (a test checks they parse equal).
+    /// The built-in defaults: the policy of a user who has no file, and what every field a document leaves
+    /// out keeps. `policy/default.json` writes the same values out (a test holds them equal).
     public static let builtIn = Policy(
         remoteRanges: ["100.64.0.0/10", "fd7a:115c:a1e0::/48"].map(builtInRange),
         nearbyRanges: ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
                        "169.254.0.0/16", "fe80::/10", "fc00::/7"].map(builtInRange),
         rateLimit: RateLimitPolicy(failures: 3, windowSeconds: 300, blockSeconds: 300),
-        allowSupplyByDefault: false)
-
-    /// The default document text compiled into the binary (the same text as policy/default.json).
-    public static let defaultDocument = """
-        {
-          "version": 1,
-          "origin": {
-            "remoteRanges": ["100.64.0.0/10", "fd7a:115c:a1e0::/48"],
-            "nearbyRanges": ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "fe80::/10", "fc00::/7"]
-          },
-          "rateLimit": { "failures": 3, "windowSeconds": 300, "blockSeconds": 300 },
-          "slotDefaults": { "allowSupply": false },
-          "prompt": { "askpassSeconds": 120, "authenticationSeconds": 180 },
-          "gate": { "storeOver": true, "delete": true }
-        }
-
-        """
+        allowSupplyByDefault: false,
+        askpassSeconds: 120,
+        authenticationSeconds: 180,
+        gates: .all)
 
     /// A range written in this file; a typo here is a programming error, caught by the tests.
     private static func builtInRange(_ text: String) -> IPRange {

@@ -68,15 +68,17 @@ package enum PolicyParser {
         }
     }
 
-    /// The version 1 shape; starts from `builtIn` and replaces each field the document gives.
-    package static func read(_ value: JSONValue) throws(PolicyProblem) -> Policy {
+    /// The version 1 shape; starts from `base` and replaces each field the document gives. Only a test
+    /// starts from another policy than `builtIn`: one that differs in every field shows which fields a
+    /// document leaves out (`policy/default.json` must leave none).
+    package static func read(_ value: JSONValue, over base: Policy = .builtIn) throws(PolicyProblem) -> Policy {
         guard case .object(let top) = value else {
             throw PolicyProblem(detail: "the document must be a JSON object such as {\"version\": \(Policy.version)}, not \(value.kind)")
         }
         try checkVersion(top["version"])
         try rejectUnknownKeys(top, known: topKeys, at: "")
 
-        var policy = Policy.builtIn
+        var policy = base
         if let origin = top["origin"] {
             let members = try object(origin, at: "origin")
             try rejectUnknownKeys(members, known: originKeys, at: "origin")

@@ -15,15 +15,36 @@ import Testing
         #expect(try parsePolicy(bytes: Array(bytes)) == Policy.builtIn)
     }
 
-    @Test func defaultFileIsTheCompiledInDocument() throws {
+    /// The shipped `policy/default.json`, read over a policy unlike `builtIn` in every field, gives `builtIn`
+    /// field by field: the file writes out every field, each with the built-in value, so the two cannot drift.
+    @Test func defaultFileWritesOutEveryFieldOfBuiltIn() throws {
         let path = "\(policyRepositoryRoot())/policy/default.json"
-        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let bytes = try #require(FileManager.default.contents(atPath: path), "no \(path)")
+        let builtIn = Policy.builtIn
+        let unlike = Policy(
+            remoteRanges: [try #require(IPRange("192.0.2.0/24"))], nearbyRanges: [],
+            rateLimit: RateLimitPolicy(failures: builtIn.rateLimit.failures + 1,
+                                       windowSeconds: builtIn.rateLimit.windowSeconds + 1,
+                                       blockSeconds: builtIn.rateLimit.blockSeconds + 1),
+            allowSupplyByDefault: !builtIn.allowSupplyByDefault,
+            askpassSeconds: builtIn.askpassSeconds + 1, authenticationSeconds: builtIn.authenticationSeconds + 1,
+            gates: ChangeGates(storeOver: !builtIn.gates.storeOver, delete: !builtIn.gates.delete))
+        #expect(unlike.remoteRanges != builtIn.remoteRanges && unlike.nearbyRanges != builtIn.nearbyRanges)
 
-        #expect(text == Policy.defaultDocument)
-    }
+        let shipped = try PolicyParser.read(try JSONParser.parse(Array(bytes), maximumDepth: PolicyParser.maximumDepth),
+                                            over: unlike)
 
-    @Test func compiledInDocumentParsesToBuiltIn() throws {
-        #expect(try parsePolicy(Policy.defaultDocument) == Policy.builtIn)
+        #expect(shipped.remoteRanges == builtIn.remoteRanges)
+        #expect(shipped.nearbyRanges == builtIn.nearbyRanges)
+        #expect(shipped.rateLimit.failures == builtIn.rateLimit.failures)
+        #expect(shipped.rateLimit.windowSeconds == builtIn.rateLimit.windowSeconds)
+        #expect(shipped.rateLimit.blockSeconds == builtIn.rateLimit.blockSeconds)
+        #expect(shipped.allowSupplyByDefault == builtIn.allowSupplyByDefault)
+        #expect(shipped.askpassSeconds == builtIn.askpassSeconds)
+        #expect(shipped.authenticationSeconds == builtIn.authenticationSeconds)
+        #expect(shipped.gates.storeOver == builtIn.gates.storeOver)
+        #expect(shipped.gates.delete == builtIn.gates.delete)
+        #expect(shipped == builtIn)
     }
 
     @Test func builtInHoldsTheDocumentedValues() {
@@ -33,6 +54,9 @@ import Testing
                                                            "192.168.0.0/16", "169.254.0.0/16", "fe80::/10", "fc00::/7"])
         #expect(policy.rateLimit == RateLimitPolicy(failures: 3, windowSeconds: 300, blockSeconds: 300))
         #expect(policy.allowSupplyByDefault == false)
+        #expect(policy.askpassSeconds == 120)
+        #expect(policy.authenticationSeconds == 180)
+        #expect(policy.gates == ChangeGates(storeOver: true, delete: true))
     }
 
     // MARK: Optional sections
