@@ -36,10 +36,10 @@ func runGate() -> Int32 {
             // user's own file (the gate runs as the user), with the group dropped while it looks: the user's
             // path is the user's to shape (symlinks into the store), and only what the user may read should be
             // read there.
-            let userPolicy = try GroupDrop.asUser("read your policy") { () throws(VaultError) -> Policy? in
-                (try? Policy.loadIfPresent(configFolder: "\(home)/.config/vaultctl")) ?? nil
+            let reading = try GroupDrop.asUser("read your policy") { () throws(VaultError) -> PolicyReading in
+                PolicyReading(configFolder: "\(home)/.config/vaultctl")
             }
-            return try RootPolicy.effective(user: userPolicy)
+            return try reading.effective()
         }
         let code = GateSession(store: store, user: user, home: home, machine: machine, policy: policy, tpm: configuration.tpm,
                                expectsAuthentication: StartupChecks.authenticating, prepared: prepared).run()

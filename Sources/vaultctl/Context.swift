@@ -57,19 +57,18 @@ final class Context {
         do { try recordDisclosure(result) } catch { throw .auditUnwritable }
     }
 
-    /// The policy in effect: the user's own (a file that does not parse is an error, whatever the vault), and
-    /// for a vault behind the gate root's tightened by it, as the gate reads it, so that what this side
-    /// judges (supply's default, the origin's ranges) is what root allows.
+    /// The policy in effect: the user's own (a file that does not parse is an error, whatever the vault, said
+    /// before the gate is started), and for a vault behind the gate root's tightened by it, as the gate reads
+    /// it, so that what this side judges (supply's default, the origin's ranges) is what root allows. The
+    /// user's file is read once for both.
     func policy() throws(CommandFailure) -> Policy {
         if let builtPolicy { return builtPolicy }
+        let reading = PolicyReading(configFolder: locations.config)
         var p: Policy
-        do throws(VaultError) { p = try Policy.load(configFolder: locations.config) } catch { throw ErrorReport.failure(error) }
+        do throws(VaultError) { p = try reading.strict() } catch { throw ErrorReport.failure(error) }
         if case .gate = try protection() {
-            do throws(VaultError) {
-                p = try RootPolicy.effective(user: try Policy.loadIfPresent(configFolder: locations.config))
-            } catch {
-                throw ErrorReport.failure(error)
-            }
+            // The user's file was read without a problem (strict), so it tightens root's here as in the gate.
+            do throws(VaultError) { p = try reading.effective() } catch { throw ErrorReport.failure(error) }
         }
         builtPolicy = p
         return p
@@ -111,8 +110,7 @@ final class Context {
     /// to come free, then the whole authentication's bound, as root's policy tightened by the user's sets them.
     /// Read once, when the gate's client first needs it (never for a command that does not ask).
     private lazy var gatePromptSeconds: Double = {
-        let user = (try? Policy.loadIfPresent(configFolder: locations.config)) ?? nil
-        let p = (try? RootPolicy.effective(user: user)) ?? user ?? Policy.builtIn
+        let p = PolicyReading(configFolder: locations.config).effectiveForPrompt()
         return Double(p.askpassSeconds + p.authenticationSeconds) + 15
     }()
 
@@ -179,7 +177,7 @@ final class Context {
             let config = locations.config
             let v = Vault(device: GateSlot(client: client), sync: SecretServiceSlot(), record: ModeRecord(folder: config),
                           gate: GatePresence(client: client), changeLock: "\(locations.state)/.changes.lock",
-                          changeGates: { () throws(VaultError) in try RootPolicy.effective(user: (try? Policy.loadIfPresent(configFolder: config)) ?? nil).gates })
+                          changeGates: { () throws(VaultError) in try PolicyReading(configFolder: config).effective().gates })
             builtVault = v
             return v
         }
@@ -207,29 +205,29 @@ final class Context {
         // Judged when PAM starts, by the policy's ranges (the built-in ones if it cannot be read: the rate
         // limit refuses such a policy before PAM runs).
         let pam = PAMGate(source: passwordSource, user: user, remoteHost: {
-            let p = (try? Policy.load(configFolder: config)) ?? Policy.builtIn
+            let p = PolicyReading(configFolder: config).forPrompt()
             return OriginJudge.judge(SystemOriginProbe().gather(), remoteRanges: p.remoteRanges, nearbyRanges: p.nearbyRanges).pamRemoteHost
         }, deadline: {
-            let seconds = ((try? Policy.load(configFolder: config)) ?? Policy.builtIn).authenticationSeconds
+            let seconds = PolicyReading(configFolder: config).forPrompt().authenticationSeconds
             return (seconds, PAMGate.deadlineMessage(seconds), nil)
         })
         // The policy is read only when a prompt is about to happen: a malformed policy.json must not
         // stop status, list, store or delete.
         // A fourth parallel prompt waits for a place (as long as an askpass program may take to answer).
         let placeWait: @Sendable () -> Double = {
-            Double((try? Policy.load(configFolder: config).askpassSeconds) ?? Policy.builtIn.askpassSeconds)
+            Double(PolicyReading(configFolder: config).forPrompt().askpassSeconds)
         }
         let gate = RateLimitedGate(pam, placeWait: placeWait, waiting: { seconds in
             Output.message("other vaultctl commands are asking for your password; waiting for one to finish (at most \(seconds) s).")
         }) { () throws(VaultError) -> RateLimiter in
-            RateLimiter(stateFolder: state, policy: try Policy.load(configFolder: config).rateLimit, clock: clock)
+            RateLimiter(stateFolder: state, policy: try PolicyReading(configFolder: config).strict().rateLimit, clock: clock)
         }
         let v = Vault(device: SealedFileSlot(folder: locations.state, machine: machine, tpm: TPMChoice.fromEnvironment()),
                       sync: SecretServiceSlot(),
                       record: ModeRecord(folder: locations.config),
                       gate: gate,
                       changeLock: "\(locations.state)/.changes.lock",
-                      changeGates: { () throws(VaultError) in try Policy.load(configFolder: config).gates },
+                      changeGates: { () throws(VaultError) in try PolicyReading(configFolder: config).strict().gates },
                       beforeChange: { () throws(VaultError) in
                           // `device-key protect` leaves this marker first: from then on the state folder's
                           // vault takes no change, so none is left behind when it is moved.

@@ -41,7 +41,7 @@ public enum PasswordSource: PromptRelay {
         switch self {
         case .askpass(let program):
             // The policy is valid by now: the rate limit read it before this prompt.
-            let seconds = (try? Policy.load(configFolder: Locations.fromEnvironment().config).askpassSeconds) ?? 120
+            let seconds = PolicyReading(configFolder: Locations.fromEnvironment().config).forPrompt().askpassSeconds
             switch Askpass.ask(program: program, prompt: prompt, limit: PasswordSource.limit,
                                answerSeconds: Double(seconds)) {
             case .success(let s):

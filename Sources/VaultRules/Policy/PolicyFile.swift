@@ -6,17 +6,19 @@ import Musl
 import Slots
 
 extension Policy {
-    /// The user's policy at `<configFolder>/policy.json` when it exists (read with SecureFile: private file checks), else builtIn.
+    /// The user's own policy at `<configFolder>/policy.json`, nil when there is none: read by `PolicyReading`
+    /// alone, which says what nil and a problem give each caller (behind the gate, no file must not tighten
+    /// root's policy to the built-in values).
     ///
     /// The folder and the file get the checks of every private file (`SecureFile`): owned by this user,
     /// no access for others, no symlinks; a looser one throws `.slot(.unsafePermissions)` and nothing is
-    /// read. A missing folder or file means `builtIn`. A file larger than 64 KiB, or one that does not parse,
+    /// read. A missing folder or file means nil. A file larger than 64 KiB, or one that does not parse,
     /// throws `.configuration` naming the file.
-    public static func load(configFolder: String) throws(VaultError) -> Policy {
+    static func usersOwn(configFolder: String) throws(VaultError) -> Policy? {
         let path = "\(configFolder)/\(fileName)"
         let bytes: [UInt8]?
         do throws(SlotError) {
-            guard try SecureFile.privateFolderExists(configFolder) else { return builtIn }
+            guard try SecureFile.privateFolderExists(configFolder) else { return nil }
             bytes = try SecureFile.readPublic(path, maximumCount: maximumDocumentSize)
         } catch {
             if case .tampered = error {  // SecureFile's only `tampered` from a read: the file is too large
@@ -24,16 +26,8 @@ extension Policy {
             }
             throw .slot(error)
         }
-        guard let bytes else { return builtIn }
+        guard let bytes else { return nil }
         return try bytes.withTypedUnsafeBytes { (raw) throws(VaultError) -> Policy in try parse(raw, path: path) }
-    }
-
-    /// The user's own policy when there is one, nil when there is none: behind the gate, a user's policy
-    /// tightens root's, and no file must not tighten it to the built-in values.
-    public static func loadIfPresent(configFolder: String) throws(VaultError) -> Policy? {
-        let path = "\(configFolder)/\(fileName)"
-        guard access(path, F_OK) == 0 else { return nil }
-        return try load(configFolder: configFolder)
     }
 
     /// For `policy check FILE`: reads any readable file (no privacy requirement), parses, returns the policy.

@@ -3,9 +3,9 @@ import Glibc
 #endif
 import Slots
 
-/// The policy of a protected vault: `/etc/vaultctl/policy.json` when root has put one there (else the
-/// built-in one), tightened by the user's own, which may ask for more and never for less: a program running
-/// as the user can write the user's file.
+/// Root's policy for protected vaults: `/etc/vaultctl/policy.json` when root has put one there (else the
+/// built-in one). A protected vault's policy is this tightened by the user's own, which may ask for more and
+/// never for less: a program running as the user can write the user's file (`PolicyReading.effective`).
 public enum RootPolicy {
     public static let folder = "/etc/vaultctl"
     public static let path = "\(folder)/policy.json"
@@ -24,13 +24,6 @@ public enum RootPolicy {
             }
         }
         return try Policy.check(file: path)
-    }
-
-    /// Root's policy tightened by the user's (nil: none, or one that cannot be read or does not parse, which
-    /// tightens nothing; the CLI says what is wrong with it when it reads it for its own settings).
-    public static func effective(user: Policy?) throws(VaultError) -> Policy {
-        let root = try load()
-        return user.map { root.tightened(by: $0) } ?? root
     }
 }
 

@@ -11,33 +11,33 @@ import Slots
     var configFolder: String { folder.appending("config/vaultctl") }
     var policyPath: String { "\(configFolder)/policy.json" }
 
-    // MARK: load(configFolder:)
+    // MARK: PolicyReading.strict()
 
-    @Test func loadWithoutFolderGivesBuiltIn() throws {
-        #expect(try Policy.load(configFolder: configFolder) == Policy.builtIn)
+    @Test func strictWithoutFolderGivesBuiltIn() throws {
+        #expect(try PolicyReading(configFolder: configFolder).strict() == Policy.builtIn)
         #expect(!FileManager.default.fileExists(atPath: configFolder))
     }
 
-    @Test func loadWithoutFileGivesBuiltIn() throws {
+    @Test func strictWithoutFileGivesBuiltIn() throws {
         try makeConfigFolder()
 
-        #expect(try Policy.load(configFolder: configFolder) == Policy.builtIn)
+        #expect(try PolicyReading(configFolder: configFolder).strict() == Policy.builtIn)
     }
 
-    @Test func loadReadsPrivatePolicyFile() throws {
+    @Test func strictReadsPrivatePolicyFile() throws {
         try writeFile(policyPath, #"{"version":1,"rateLimit":{"failures":7},"slotDefaults":{"allowSupply":true}}"#, mode: 0o600)
 
-        let policy = try Policy.load(configFolder: configFolder)
+        let policy = try PolicyReading(configFolder: configFolder).strict()
 
         #expect(policy.rateLimit.failures == 7)
         #expect(policy.allowSupplyByDefault)
         #expect(policy.remoteRanges == Policy.builtIn.remoteRanges)
     }
 
-    @Test func loadRefusesPolicyFileOthersCanRead() throws {
+    @Test func strictRefusesPolicyFileOthersCanRead() throws {
         try writeFile(policyPath, #"{"version":1}"#, mode: 0o644)
 
-        let error = #expect(throws: VaultError.self) { try Policy.load(configFolder: configFolder) }
+        let error = #expect(throws: VaultError.self) { try PolicyReading(configFolder: configFolder).strict() }
 
         guard case .unsafePermissions(let path, _)? = error?.slotError else {
             Issue.record("expected unsafePermissions, got \(String(describing: error))")
@@ -46,11 +46,11 @@ import Slots
         #expect(path == policyPath)
     }
 
-    @Test func loadRefusesFolderOthersCanRead() throws {
+    @Test func strictRefusesFolderOthersCanRead() throws {
         try writeFile(policyPath, #"{"version":1}"#, mode: 0o600)
         #expect(chmod(configFolder, 0o755) == 0)
 
-        let error = #expect(throws: VaultError.self) { try Policy.load(configFolder: configFolder) }
+        let error = #expect(throws: VaultError.self) { try PolicyReading(configFolder: configFolder).strict() }
 
         guard case .unsafePermissions(let path, _)? = error?.slotError else {
             Issue.record("expected unsafePermissions, got \(String(describing: error))")
@@ -59,13 +59,13 @@ import Slots
         #expect(path == configFolder)
     }
 
-    @Test func loadRefusesSymlinkedPolicyFile() throws {
+    @Test func strictRefusesSymlinkedPolicyFile() throws {
         let real = folder.appending("real.json")
         try writeFile(real, #"{"version":1}"#, mode: 0o600)
         try makeConfigFolder()
         #expect(symlink(real, policyPath) == 0)
 
-        let error = #expect(throws: VaultError.self) { try Policy.load(configFolder: configFolder) }
+        let error = #expect(throws: VaultError.self) { try PolicyReading(configFolder: configFolder).strict() }
 
         guard case .unsafePermissions? = error?.slotError else {
             Issue.record("expected unsafePermissions, got \(String(describing: error))")
@@ -73,10 +73,10 @@ import Slots
         }
     }
 
-    @Test func loadOfInvalidDocumentNamesTheFile() throws {
+    @Test func strictOfInvalidDocumentNamesTheFile() throws {
         try writeFile(policyPath, #"{"version":1,"rateLimit":{"failurez":3}}"#, mode: 0o600)
 
-        let error = #expect(throws: VaultError.self) { try Policy.load(configFolder: configFolder) }
+        let error = #expect(throws: VaultError.self) { try PolicyReading(configFolder: configFolder).strict() }
 
         guard case .configuration(let path, let detail)? = error else {
             Issue.record("expected configuration, got \(String(describing: error))")
@@ -86,10 +86,10 @@ import Slots
         #expect(detail.hasPrefix(#"unknown key "rateLimit.failurez""#))
     }
 
-    @Test func loadOfOversizedFileIsConfigurationError() throws {
+    @Test func strictOfOversizedFileIsConfigurationError() throws {
         try writeFile(policyPath, #"{"version":1}"# + String(repeating: " ", count: 64 * 1024), mode: 0o600)
 
-        let error = #expect(throws: VaultError.self) { try Policy.load(configFolder: configFolder) }
+        let error = #expect(throws: VaultError.self) { try PolicyReading(configFolder: configFolder).strict() }
 
         #expect(error?.configurationPath == policyPath)
     }
