@@ -47,17 +47,8 @@ public enum GateScope: Equatable, Sendable {
         }
     }
 
-    /// The sentences vaultctl itself asks with for these slots (`Vault`, `move`, `supply`, `credential erase`).
+    /// The sentences vaultctl itself asks with that name exactly these slots (`PromptReason`: every kind).
     static func ownSentences(for names: [SlotName]) -> Set<String> {
-        guard names.count == 1, let n = names.first else {
-            return ["erase the credential git rejected (\(names.map { "'\($0)'" }.joined(separator: ", ")))"]
-        }
-        var out: Set<String> = ["read slot '\(n)'", "replace the value in slot '\(n)'", "delete slot '\(n)'",
-                                "supply slot '\(n)'", "allow supplying slot '\(n)'", "erase the credential git rejected ('\(n)')"]
-        for mode in SlotMode.allCases {
-            out.insert("move slot '\(n)' to the \(mode.rawValue) slot")
-            out.insert("remove the copy of slot '\(n)' left in the \(mode.rawValue) slot")
-        }
-        return out
+        Set(PromptReason.Kind.allCases.flatMap { PromptReason.sentences($0, naming: names) }.map(\.text))
     }
 }

@@ -22,7 +22,7 @@ extension Vault {
         guard device.tpm != nil else {
             throw .slot(.noTPMToSeal(detail: TPMChoice.noneReason))
         }
-        try gate.verify(reason: "seal the device key with the TPM")
+        try gate.verify(reason: PromptReason.sealDeviceKey.text)
         return try serialized { () throws(VaultError) -> SealedFileSlot.RekeyOutcome in
             do throws(SlotError) { return try device.rekeyUnderTPM() } catch { throw .slot(error) }
         }

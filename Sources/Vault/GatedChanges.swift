@@ -46,7 +46,7 @@ extension Vault {
         var gated = always
         if !gated { gated = try changeGates().storeOver }
         if gated {
-            try gate.verify(reason: "replace the value in slot '\(name)'", slots: [name])
+            try gate.verify(reason: PromptReason.replace(name).text, slots: [name])
         }
         // Its dialog now, after PAM: no wait for a person holds the change lock.
         if lockedInSync {
@@ -78,7 +78,7 @@ extension Vault {
         case .mode, .unknown, .conflicting: break
         }
         if try changeGates().delete {
-            try gate.verify(reason: "delete slot '\(name)'", slots: [name])
+            try gate.verify(reason: PromptReason.delete(name).text, slots: [name])
         }
         return false
     }

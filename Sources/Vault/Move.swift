@@ -40,7 +40,7 @@ extension Vault {
                 throw .slot(slot(source).lockedValue("slot '\(name)'"))
             }
             // The prompt comes before the change lock, so a slow answer holds up no other store.
-            try gate.verify(reason: "move slot '\(name)' to the \(target.rawValue) slot", slots: [name])
+            try gate.verify(reason: PromptReason.move(name, to: target).text, slots: [name])
             authorized = .move
             // The provider's own prompt for a locked value, now: no wait for a person holds the change lock.
             if locked && source != target {
@@ -49,7 +49,7 @@ extension Vault {
         } else if case .holds(locked: false) = leftover {
             // (A copy in a locked collection cannot be removed now: it is left, as before, and nothing asked.)
             if try changeGates().delete {
-                try gate.verify(reason: "remove the copy of slot '\(name)' left in the \(other.mode.rawValue) slot", slots: [name])
+                try gate.verify(reason: PromptReason.removeLeftCopy(name, in: other.mode).text, slots: [name])
                 authorized = .removeLeftover(verified: true)
             } else {
                 authorized = .removeLeftover(verified: false)

@@ -166,7 +166,7 @@ public struct Vault: Sendable {
         if locked && !slot(mode).canAskToUnlock {
             throw .slot(slot(mode).lockedValue("slot '\(name)'"))
         }
-        try gate.verify(reason: "read slot '\(name)'", slots: [name])
+        try gate.verify(reason: PromptReason.read(name).text, slots: [name])
         return try steadily { () throws(VaultError) -> SecretBytes in try readAfterGate(name, from: mode) }
     }
 

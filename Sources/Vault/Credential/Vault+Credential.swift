@@ -24,7 +24,7 @@ extension Vault {
             }
         }
         guard !held.isEmpty else { return ([], []) }
-        try gate.verify(reason: "erase the credential git rejected (\(held.map { "'\($0)'" }.joined(separator: ", ")))", slots: held)
+        try gate.verify(reason: PromptReason.eraseRejectedCredential(held).text, slots: held)
         var erased: [SlotName] = []
         for name in held {
             let gone = try serialized { () throws(VaultError) -> Bool in try eraseLocked(name, matching: password) }

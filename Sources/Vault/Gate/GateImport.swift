@@ -48,7 +48,7 @@ public enum GateImport {
                 throw .slot(.gateUnavailable("this vault's device key is sealed by the TPM, and vaultctl-gate has no TPM (/etc/vaultctl/gate.conf; \(Installation.current.gateTPMAccess)), so moving it would bind it to the machine id only; nothing was moved"))
             }
         }
-        _ = try client.request(.authenticate(.everySlot, reason: "move the device slots behind vaultctl-gate"))
+        _ = try client.request(.authenticate(.everySlot, reason: PromptReason.moveBehindGate.text))
         // Under the change lock from here, and with the marker down first: a store that waited for the lock
         // finds the marker and changes nothing (`Vault.beforeChange`), so every slot listed below is all
         // there is, and stays so.

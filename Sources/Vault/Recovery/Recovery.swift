@@ -28,7 +28,7 @@ extension Vault {
             case .marked: marked = true
             case .notMarked: marked = false
             case .uncertain:
-                try gate.verify(reason: "replace the recovery code (first, whether it is the one marked as written down)", slots: [RecoveryCode.slot])
+                try gate.verify(reason: PromptReason.replaceRecoveryCode.text, slots: [RecoveryCode.slot])
                 verified = true
                 let code = try steadily { () throws(VaultError) -> SecretBytes in
                     try readAfterGate(RecoveryCode.slot, from: try locate(RecoveryCode.slot).mode)
@@ -92,7 +92,7 @@ extension Vault {
         if locked && !slot(mode).canAskToUnlock {
             throw .slot(slot(mode).lockedValue("the recovery code"))
         }
-        try gate.verify(reason: "mark the recovery code as written down", slots: [RecoveryCode.slot])
+        try gate.verify(reason: PromptReason.markRecoveryCodeWrittenDown.text, slots: [RecoveryCode.slot])
         let (code, tag) = try steadily { () throws(VaultError) -> (SecretBytes, [UInt8]?) in
             let code = try readAfterGate(RecoveryCode.slot, from: mode)
             let now = (try? locate(RecoveryCode.slot))?.mode ?? mode

@@ -29,7 +29,7 @@ extension Vault {
     /// `deliver` returns nil on success or a description of the consumer's failure; a failure counts
     /// against the rate limit. An error `deliver` throws (before handing anything over: the audit line
     /// could not be written) is passed on and not counted. On success the slot's last supply (time, origin) is recorded.
-    public func supply(_ name: SlotName, checks: SupplyChecks, reason: String? = nil,
+    public func supply(_ name: SlotName, checks: SupplyChecks, reason: PromptReason? = nil,
                        deliver: (SecretBytes) throws(VaultError) -> String?) throws(VaultError) {
         guard try checks.permissions.isAllowed(name) else {
             throw .refused("slot '\(name)' may not be supplied to other programs; allow it with 'vaultctl allow-supply \(name) on'")
@@ -48,7 +48,7 @@ extension Vault {
         if locked {
             throw .slot(slot(mode).lockedValue("slot '\(name)'"))
         }
-        try gate.verify(reason: reason ?? "supply slot '\(name)'", slots: [name])
+        try gate.verify(reason: (reason ?? .supply(name)).text, slots: [name])
         let secret = try steadily { () throws(VaultError) -> SecretBytes in try readAfterGate(name, from: mode) }
         // The last check, immediately before delivery.
         if let target = checks.target {

@@ -93,7 +93,7 @@ enum DeviceKeyCommand {
                     throw .slot(.gateHasNoTPM)
                 }
                 if !state.hasPrefix("tpm2\t") {
-                    _ = try client.request(.authenticate(.none, reason: "seal the device key with the TPM"))
+                    _ = try client.request(.authenticate(.none, reason: PromptReason.sealDeviceKey.text))
                 }
                 reply = try client.request(.sealDeviceKey).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
             } catch {

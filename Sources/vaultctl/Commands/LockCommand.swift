@@ -52,7 +52,7 @@ enum LockCommand {
             } else {
                 // A marker that could not be removed afterwards (not a regular file) is refused before the prompt.
                 _ = try context.vaultLock.isLocked()
-                try vault.gate.verify(reason: "unlock the vault")
+                try vault.gate.verify(reason: PromptReason.unlockVault.text)
                 try context.vaultLock.unlock()
             }
         } catch {

@@ -35,7 +35,7 @@ enum SendCommand {
                                   limiter: try context.failureCount(), target: nil, clock: context.clock)
         var outcome: SSHHandOff.Outcome?
         do {
-            try vault.supply(name, checks: checks, reason: "send slot '\(name)' to \(host) (target \(targetName))") { (secret) throws(VaultError) -> String? in
+            try vault.supply(name, checks: checks, reason: .send(name, host: host, target: targetName)) { (secret) throws(VaultError) -> String? in
                 let ended = try handOff.run(secret) { () throws(VaultError) in try context.recordDisclosureInVault("handed-over") }
                 outcome = ended
                 switch ended {

@@ -43,8 +43,7 @@ enum SupplyCommand {
         }
         // The asking program's prompt (e.g. "Enter passphrase for key …") tells the person what the secret
         // is for; it is shown in the PAM prompt's context, cleaned and cut short, and logged nowhere.
-        var reason = "askpass for slot '\(name)'"
-        if let asked { reason += ", asked \"\(AskedPrompt.shown(asked))\"" }
+        let reason = PromptReason.askpass(name, asked: asked.map(AskedPrompt.shown))
         // The same program asking the same again right after a delivery did not accept it (ssh-add with a
         // wrong passphrase in the slot): that delivery counts as a failure, so the rate limit ends the loop.
         let repeats = AskpassRepeats(stateFolder: context.locations.state, clock: context.clock)
@@ -84,7 +83,7 @@ enum SupplyCommand {
         }
         let state = try context.supplyState()
         do {
-            if on { try context.vault().gate.verify(reason: "allow supplying slot '\(name)'", slots: [name]) }
+            if on { try context.vault().gate.verify(reason: PromptReason.allowSupply(name).text, slots: [name]) }
             try state.setAllowed(name, on)
         } catch let e as CommandFailure {
             throw e
@@ -93,7 +92,7 @@ enum SupplyCommand {
         }
     }
 
-    private static func run(_ name: SlotName, _ args: ParsedArguments, _ context: Context, reason: String? = nil,
+    private static func run(_ name: SlotName, _ args: ParsedArguments, _ context: Context, reason: PromptReason? = nil,
                             askpass: Bool = false, deliver: (SecretBytes) throws(VaultError) -> String?) throws(CommandFailure) {
         let vault = try context.vault()
         let checks = SupplyChecks(permissions: try context.supplyState(), origin: try context.origin(),
