@@ -30,7 +30,7 @@ final class GateRelay: PromptRelay, @unchecked Sendable {
         case .success(let frame) where frame.word == .answer:
             return .success(frame.payload)
         case .success(let frame) where frame.word == .cancel:
-            return .failure(.notAuthenticated(frame.text.isEmpty ? "cancelled at the password prompt" : frame.text))
+            return .failure(frame.text.isEmpty ? .cancelledPrompt : .notAuthenticated(frame.text))
         case .failure(.timedOut):
             broken = true
             return .failure(.notAuthenticated("no answer within \(Int(answerSeconds)) s"))

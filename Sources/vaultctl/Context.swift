@@ -146,7 +146,7 @@ final class Context {
             var failure = ErrorReport.failure(error)
             if case .slot(.gateUnavailable) = error, let path = GateClient.installedPath(),
                let remedy = MachineSetup.gateModeRemedy(path: path) {
-                failure = CommandFailure(code: failure.code, message: "\(failure.message) \(remedy)")
+                failure = CommandFailure(code: failure.code, message: "\(failure.message) \(remedy)", result: failure.result)
             }
             throw failure
         }

@@ -86,7 +86,7 @@ enum Entrypoint {
         // Ctrl-C says "cancelled" and, for an audited command, leaves a line saying so.
         var cancelled: [UInt8]?
         if command.kind.isAudited {
-            var line = entry(command.kind, parsed, context, result: "cancelled", reason: "ended by Ctrl-C (SIGINT) before its own line was written; what it had done by then stands")
+            var line = entry(command.kind, parsed, context, result: AuditResult.cancelled.rawValue, reason: "ended by Ctrl-C (SIGINT) before its own line was written; what it had done by then stands")
             line.time = Interruption.placeholderTime
             cancelled = AuditLog.line(line)
         }
@@ -145,15 +145,9 @@ enum Entrypoint {
     /// line that cannot be written is a warning after a success and nothing more after a failure (whose
     /// own one line says what went wrong).
     static func record(_ kind: CommandKind, _ parsed: ParsedArguments, _ context: Context, failure: CommandFailure?) {
-        var result: String
-        switch failure?.code {
-        case nil: result = "ok"
-        case .denied?, .tryLater?: result = failure!.message.hasPrefix("Authentication failed") ? "failed" : "refused"
-        case .failure?: result = "failed"
-        default: result = "error"
-        }
-        // Ctrl-D at a prompt (the password's, or store's for the secret) is a cancel, as Ctrl-C is.
-        if let failure, failure.message.contains("ancelled at the") { result = "cancelled" }
+        // The failure's result as it was made (a password judged wrong; Ctrl-D at a prompt, the password's or
+        // store's for the secret, is a cancel as Ctrl-C is), else its exit code's.
+        let result = (failure?.auditResult ?? .ok).rawValue
         var lines = [entry(kind, parsed, context, result: failure == nil ? context.auditedResult ?? result : result,
                            reason: failure?.message ?? context.auditedSubject)]
         if !context.auditedSlots.isEmpty {

@@ -14,7 +14,14 @@ enum ErrorReport {
         return failure(error)
     }
 
+    /// The error's words and exit code, and its audit result from its case (`AuditResult(authentication:)`):
+    /// a password judged wrong is "failed", a cancelled prompt "cancelled", whatever the words say.
     static func failure(_ error: VaultError) -> CommandFailure {
+        let said = words(error)
+        return CommandFailure(code: said.code, message: said.message, result: AuditResult(authentication: error))
+    }
+
+    private static func words(_ error: VaultError) -> CommandFailure {
         switch error {
         case .slot(let e): return failure(e)
         case .couldNotLook(let name, let e):

@@ -24,13 +24,3 @@ enum ExitCode: Int32, CaseIterable {
         }
     }
 }
-
-/// An error that ends the command: one line for stderr and an exit code.
-struct CommandFailure: Error {
-    let code: ExitCode
-    let message: String
-
-    static func usage(_ message: String) -> CommandFailure {
-        CommandFailure(code: .usage, message: "\(message) See 'vaultctl --help'.")
-    }
-}

@@ -80,7 +80,7 @@ public enum PasswordSource: PromptRelay {
             switch Terminal.ask(prompt: prompt, limit: PasswordSource.limit, echo: echo) {
             case .line(let s): return .success(s)
             // Ctrl-D at the prompt is a cancel, as Ctrl-C is: not an empty password, not a failure.
-            case .cancelled: return .failure(.notAuthenticated("cancelled at the password prompt"))
+            case .cancelled: return .failure(.cancelledPrompt)
             case .unavailable: return .failure(.notAuthenticated(PasswordSource.howToProvide))
             }
         case .none:

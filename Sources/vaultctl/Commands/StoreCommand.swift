@@ -53,7 +53,7 @@ enum StoreCommand {
             switch Terminal.ask(prompt: prompt, limit: limit) {
             case .line(let s): return s
             // Ctrl-D at the prompt: the person at the terminal changed their mind.
-            case .cancelled: throw CommandFailure(code: .failure, message: "Cancelled at the prompt; nothing was stored.")
+            case .cancelled: throw CommandFailure(code: .failure, message: "Cancelled at the prompt; nothing was stored.", result: .cancelled)
             case .unavailable: throw CommandFailure(code: .usage, message: "No secret: give it on standard input or run from a terminal.")
             }
         }
