@@ -76,7 +76,7 @@ extension GateSession {
     }
 
     func unlock() throws(VaultError) -> GatePayload {
-        try authenticate(.none, reason: "unlock the vault")
+        try authenticate(.none, reason: PromptReason.unlockVault.text)
         try vaultLock.unlock()
         log(nil, "ok")
         return Self.text("")
@@ -87,7 +87,7 @@ extension GateSession {
         // A grant opens one read of the slot: a second read in this exchange asks again, so a program that
         // holds an exchange open cannot go on reading (a value stored later too) on one finger.
         if !isGranted(name) || readOnce.contains(name) {
-            try authenticate(.slots([name]), reason: "read slot '\(name)'")
+            try authenticate(.slots([name]), reason: PromptReason.read(name).text)
         }
         let value: SecretBytes
         do { value = try slot.read(name) } catch {
@@ -109,7 +109,7 @@ extension GateSession {
         }
         let storeOverAsks = try policy.gates.storeOver
         if replaces && !isGranted(name) && storeOverAsks {
-            try authenticate(.slots([name]), reason: "replace the value in slot '\(name)'")
+            try authenticate(.slots([name]), reason: PromptReason.replace(name).text)
         }
         return try underSlotsLock { () throws(VaultError) -> GatePayload in
             // Looked at again under the lock: a value stored meanwhile is replaced only after a password.
@@ -188,7 +188,7 @@ extension GateSession {
     func delete(_ name: SlotName) throws(VaultError) -> GatePayload {
         try requireHeld(name)
         if !isGranted(name), try policy.gates.delete {
-            try authenticate(.slots([name]), reason: "delete slot '\(name)'")
+            try authenticate(.slots([name]), reason: PromptReason.delete(name).text)
         }
         return try underSlotsLock { () throws(VaultError) -> GatePayload in
             let removed: Bool

@@ -283,12 +283,7 @@ public final class GateSession {
             // Nothing answered (cancelled, no way to ask): no guess, no line, so a program that asks and
             // cancels again and again cannot push the log's older lines out.
             if case .notAuthenticated? = failure { return }
-            let result: String
-            switch failure {
-            case nil: result = "ok"
-            case .authenticationFailed?: result = "failed"
-            default: result = "error"
-            }
+            let result = (AuditResult(authentication: failure) ?? .error).rawValue
             let why = failure.map { "\(shown): \(VaultError.reason($0))" } ?? shown
             try audit.append(AuditEntry(time: TimeText.iso8601(clock.now()), command: failure == nil ? "authenticate" : command,
                                         slot: slot?.rawValue, origin: origin, result: result, reason: why))
