@@ -267,9 +267,7 @@ public final class GateSession {
         let asking = Asking(relay: relay, user: user, remoteHost: remoteHost, seconds: bound,
                             unguessed: { try? limiter.markAsking() }, started: transaction)
         var gate = RateLimitedGate(makeGate(asking),
-                                   placeWait: { seconds }, waiting: { s in
-            relay.show("other vaultctl commands are asking for your password; waiting for one to finish (at most \(s) s).", isError: false)
-        }) { () throws(VaultError) -> RateLimiter in limiter }
+                                   placeWait: { seconds }, say: { relay.show($0, isError: false) }) { () throws(VaultError) -> RateLimiter in limiter }
         let shown = scope.prompt(reason)
         var single: SlotName?
         if case .slots(let names) = scope, names.count == 1 { single = names[0] }
@@ -309,17 +307,11 @@ public final class GateSession {
         _ = try? judgedOrigin  // the evidence, then the policy (its ranges); both are kept for the exchange
     }
 
-    /// Where the session comes from, judged once per exchange (it walks /proc and utmp) on first need.
-    private var judged: Origin?
+    /// Where the session comes from, judged once per exchange on first need: from the evidence prepared at the
+    /// gate's start, if it was, by the effective policy's ranges.
+    private lazy var origins = OriginOnce(evidence: { [prepared] in prepared?.value() ?? SystemOriginProbe().gather() })
     var judgedOrigin: Origin {
-        get throws(VaultError) {
-            if let judged { return judged }
-            let evidence = prepared?.value() ?? SystemOriginProbe().gather()
-            let p = try policy
-            let o = OriginJudge.judge(evidence, remoteRanges: p.remoteRanges, nearbyRanges: p.nearbyRanges)
-            judged = o
-            return o
-        }
+        get throws(VaultError) { try origins.origin { () throws(VaultError) -> Policy in try policy } }
     }
 
     var origin: String { get throws(VaultError) { try judgedOrigin.description } }

@@ -28,7 +28,8 @@ final class Context {
     private var builtVault: Vault?
     private var builtProtection: Protection?
     private var builtPolicy: Policy?
-    private var builtOrigin: Origin?
+    /// Where this command's session comes from: judged once, for its audit lines, `unlock` and PAM alike.
+    private let origins = OriginOnce()
 
     /// Writes the command's audit line right before a secret leaves (stdout, or COMMAND's stdin), with
     /// the result given ("ok", "handed-over"); throws when the line cannot be written, so nothing leaves.
@@ -94,11 +95,8 @@ final class Context {
 
     /// Where this session comes from, judged by the policy's ranges.
     func origin() throws(CommandFailure) -> Origin {
-        if let builtOrigin { return builtOrigin }
         let p = try policy()
-        let o = OriginJudge.judge(SystemOriginProbe().gather(), remoteRanges: p.remoteRanges, nearbyRanges: p.nearbyRanges)
-        builtOrigin = o
-        return o
+        do throws(VaultError) { return try origins.origin { () throws(VaultError) -> Policy in p } } catch { throw ErrorReport.failure(error) }
     }
 
     var passwordSource: PasswordSource {
@@ -204,9 +202,10 @@ final class Context {
         }
         // Judged when PAM starts, by the policy's ranges (the built-in ones if it cannot be read: the rate
         // limit refuses such a policy before PAM runs).
+        let origins = self.origins
         let pam = PAMGate(source: passwordSource, user: user, remoteHost: {
-            let p = PolicyReading(configFolder: config).forPrompt()
-            return OriginJudge.judge(SystemOriginProbe().gather(), remoteRanges: p.remoteRanges, nearbyRanges: p.nearbyRanges).pamRemoteHost
+            // The command's one judgement (by the policy's ranges, or the built-in ones if it cannot be read).
+            (try? origins.origin { () throws(VaultError) -> Policy in PolicyReading(configFolder: config).forPrompt() })?.pamRemoteHost
         }, deadline: {
             let seconds = PolicyReading(configFolder: config).forPrompt().authenticationSeconds
             return (seconds, PAMGate.deadlineMessage(seconds), nil)
@@ -217,9 +216,7 @@ final class Context {
         let placeWait: @Sendable () -> Double = {
             Double(PolicyReading(configFolder: config).forPrompt().askpassSeconds)
         }
-        let gate = RateLimitedGate(pam, placeWait: placeWait, waiting: { seconds in
-            Output.message("other vaultctl commands are asking for your password; waiting for one to finish (at most \(seconds) s).")
-        }) { () throws(VaultError) -> RateLimiter in
+        let gate = RateLimitedGate(pam, placeWait: placeWait, say: { Output.message($0) }) { () throws(VaultError) -> RateLimiter in
             RateLimiter(stateFolder: state, policy: try PolicyReading(configFolder: config).strict().rateLimit, clock: clock)
         }
         let v = Vault(device: SealedFileSlot(folder: locations.state, machine: machine, tpm: TPMChoice.fromEnvironment()),

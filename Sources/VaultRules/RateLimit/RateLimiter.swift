@@ -188,7 +188,9 @@ public struct RateLimitedGate: PresenceGate {
     /// Built when a prompt is about to happen, so commands that never prompt never read the policy.
     let makeLimiter: @Sendable () throws(VaultError) -> RateLimiter
     let placeWait: @Sendable () -> Double
-    let waiting: @Sendable (_ seconds: Int) -> Void
+    /// Says the place-wait sentence (`placeWaitSentence`) where the person sees it: the CLI's terminal, or
+    /// the gate's relay to the CLI.
+    let say: @Sendable (_ sentence: String) -> Void
     /// Writes what became of an attempt (nil: it succeeded) before the verdict is given and the place given
     /// back (the gate's audit line); a throw withholds the verdict.
     public var recordVerdict: (@Sendable (_ failure: VaultError?) throws(VaultError) -> Void)?
@@ -199,20 +201,25 @@ public struct RateLimitedGate: PresenceGate {
     public var countsIfInterrupted = false
 
     public init(_ inner: any PresenceGate, limiter: RateLimiter, placeWait: @escaping @Sendable () -> Double = { 0 },
-                waiting: @escaping @Sendable (_ seconds: Int) -> Void = { _ in }) {
+                say: @escaping @Sendable (_ sentence: String) -> Void = { _ in }) {
         self.inner = inner
         makeLimiter = { limiter }
         self.placeWait = placeWait
-        self.waiting = waiting
+        self.say = say
     }
 
     public init(_ inner: any PresenceGate, placeWait: @escaping @Sendable () -> Double = { 0 },
-                waiting: @escaping @Sendable (_ seconds: Int) -> Void = { _ in },
+                say: @escaping @Sendable (_ sentence: String) -> Void = { _ in },
                 lazyLimiter: @escaping @Sendable () throws(VaultError) -> RateLimiter) {
         self.inner = inner
         makeLimiter = lazyLimiter
         self.placeWait = placeWait
-        self.waiting = waiting
+        self.say = say
+    }
+
+    /// What a person is told while every place is taken, in the CLI and through the gate alike.
+    public static func placeWaitSentence(_ seconds: Int) -> String {
+        "other vaultctl commands are asking for your password; waiting for one to finish (at most \(seconds) s)."
     }
 
     /// Takes a place, waiting while attempts in progress hold them all (`busy`), up to the bound.
@@ -228,7 +235,7 @@ public struct RateLimitedGate: PresenceGate {
                 if deadline == nil {
                     let seconds = placeWait()
                     deadline = Deadline(secondsFromNow: seconds)
-                    if seconds > 0 { waiting(Int(seconds.rounded(.up))) }
+                    if seconds > 0 { say(Self.placeWaitSentence(Int(seconds.rounded(.up)))) }
                 }
                 guard let deadline, deadline.remainingMilliseconds > 0 else { throw error }
                 usleep(pause)
