@@ -42,16 +42,10 @@ public struct ModeRecord: Sendable {
 
     /// The recorded modes; empty when there is no record yet.
     public func load() throws(VaultError) -> [SlotName: SlotMode] {
-        do {
+        return try VaultError.inFile(path) {
             guard try SecureFile.privateFolderExists(folder),
                   let bytes = try SecureFile.readPublic(path, maximumCount: 4 * 1024 * 1024) else { return [:] }
             return try decode(bytes)
-        } catch let e as SlotError {
-            throw .slot(e)
-        } catch let e as VaultError {
-            throw e
-        } catch {
-            throw .configuration(path: path, detail: "\(error)")
         }
     }
 
@@ -117,7 +111,7 @@ public struct ModeRecord: Sendable {
 
     /// Sets (or with nil, removes) the recorded mode of `name`.
     public func set(_ name: SlotName, _ mode: SlotMode?) throws(VaultError) {
-        do {
+        try VaultError.inFile(path) {
             try SecureFile.ensurePrivateFolder(folder)
             let lock = try FileLock(path: "\(folder)/.modes.lock")
             defer { lock.release() }
@@ -130,12 +124,6 @@ public struct ModeRecord: Sendable {
             var doc = Document(version: 1, slots: [:])
             for (k, v) in modes { doc.slots[k.rawValue] = v }
             try SecureFile.write(path, JSONWriter.bytes(doc.json, style: .pretty))
-        } catch let e as SlotError {
-            throw .slot(e)
-        } catch let e as VaultError {
-            throw e
-        } catch {
-            throw .configuration(path: path, detail: "\(error)")
         }
     }
 

@@ -32,7 +32,7 @@ public struct AuditLog: Sendable {
     /// Appends one line, waiting at most `seconds` for another writer's lock (0: tries once).
     public func append(_ entry: AuditEntry, waitingAtMost seconds: Double = 5) throws(VaultError) {
         let line = AuditLog.line(entry)
-        do {
+        try VaultError.inFile(path) {
             try SecureFile.ensurePrivateFolder(folder)
             let lock = try FileLock(path: "\(folder)/.audit.lock", waitingAtMost: seconds)
             defer { lock.release() }
@@ -44,12 +44,6 @@ public struct AuditLog: Sendable {
                 if rename(path, "\(path).1") != 0 { throw SlotError.io(path: path, errno: errno, operation: "rotate") }
             }
             try line.withTypedUnsafeBytes { (raw) throws(SlotError) in try SecureFile.append(path, raw) }
-        } catch let e as SlotError {
-            throw .slot(e)
-        } catch let e as VaultError {
-            throw e
-        } catch {
-            throw .configuration(path: path, detail: "\(error)")
         }
     }
 

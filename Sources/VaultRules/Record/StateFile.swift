@@ -18,16 +18,10 @@ package struct StateFile<Document: JSONDocument>: Sendable {
 
     /// The document, or `empty` when there is none.
     package func load() throws(VaultError) -> Document {
-        do {
+        return try VaultError.inFile(path) {
             guard try SecureFile.privateFolderExists(folder),
                   let bytes = try SecureFile.readPublic(path, maximumCount: 1024 * 1024) else { return empty }
             return try decode(bytes)
-        } catch let e as SlotError {
-            throw .slot(e)
-        } catch let e as VaultError {
-            throw e
-        } catch {
-            throw .configuration(path: path, detail: "\(error)")
         }
     }
 
@@ -37,7 +31,7 @@ package struct StateFile<Document: JSONDocument>: Sendable {
     @discardableResult
     package func update<R>(_ change: (inout Document) throws(SlotError) -> R,
                    committed: () throws(SlotError) -> Void = {}) throws(VaultError) -> R {
-        do {
+        return try VaultError.inFile(path) {
             try SecureFile.ensurePrivateFolder(folder)
             let lock = try FileLock(path: "\(folder)/.\(name).lock")
             defer { lock.release() }
@@ -53,12 +47,6 @@ package struct StateFile<Document: JSONDocument>: Sendable {
             if !existed || text != JSONWriter.bytes(before.json) { try SecureFile.write(path, text) }
             try committed()
             return result
-        } catch let e as SlotError {
-            throw .slot(e)
-        } catch let e as VaultError {
-            throw e
-        } catch {
-            throw .configuration(path: path, detail: "\(error)")
         }
     }
 
