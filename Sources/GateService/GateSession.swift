@@ -150,7 +150,14 @@ public final class GateSession {
     }
     var vaultLock: VaultLock { VaultLock(folder: store.folder) }
     var audit: AuditLog { AuditLog(folder: store.folder) }
-    var limiter: RateLimiter { get throws(VaultError) { RateLimiter(stateFolder: store.folder, policy: try policy.rateLimit, clock: clock) } }
+    var limiter: RateLimiter {
+        get throws(VaultError) {
+            var limiter = RateLimiter(stateFolder: store.folder, policy: try policy.rateLimit, clock: clock)
+            let (audit, clock) = (self.audit, self.clock)
+            limiter.abandoned = { count in audit.appendAbandoned(count, time: TimeText.iso8601(clock.now())) }
+            return limiter
+        }
+    }
 
     /// Runs the exchange; the exit status.
     public func run() -> Int32 {

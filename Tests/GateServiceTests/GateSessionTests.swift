@@ -172,6 +172,20 @@ import Slots
         #expect(x.finish() == 0)
     }
 
+    @Test func aGuessWhoseGateWasKilledIsLoggedByTheGateThatCountsIt() throws {
+        let x = GateExchange()
+        _ = try x.hello()
+        _ = try x.send(.store(Self.a), value: "one")
+        // Another gate of this user took a place and had the password handed over, then was killed.
+        let other = RateLimiter(stateFolder: x.session.store.folder, policy: Policy.builtIn.rateLimit)
+        try other.beginAttempt(pid: 999_999)
+        try other.markAnswered(pid: 999_999)
+        #expect(try x.send(.read(Self.a)) == .ok("one"))
+        #expect(x.finish() == 0)
+        let counted = x.audit.filter { $0.reason == AuditLog.abandonedReason }
+        #expect(counted.count == 1 && counted.first?.result == "failed")
+    }
+
     @Test func aCounterpartGoneAtThePromptEndsTheExchangeWithoutAnAnswer() throws {
         let x = GateExchange()
         x.gate.asks = true

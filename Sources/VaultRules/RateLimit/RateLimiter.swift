@@ -18,6 +18,10 @@ public struct RateLimiter: Sendable {
     /// Whether the process `pid` is still running, and is the one that started at `startTime` (the
     /// kernel's start time of a marker's process; nil when unknown). Injectable for tests.
     let isAlive: @Sendable (_ pid: Int32, _ startTime: UInt64?) -> Bool
+    /// Told, once they are on disk, how many attempts were counted just now as failures because their process
+    /// ended after its password was handed over (a guess killed before its verdict could be seen or written):
+    /// the one who counts them writes their audit line, so no counted guess goes unlogged.
+    public var abandoned: (@Sendable (_ count: Int) -> Void)?
 
     public init(stateFolder: String, policy: RateLimitPolicy, clock: any Clock = SystemClock(),
                 isAlive: @escaping @Sendable (_ pid: Int32, _ startTime: UInt64?) -> Bool = RateLimiter.processIsAlive) {
@@ -65,11 +69,20 @@ public struct RateLimiter: Sendable {
     /// is written, still under the lock. A failure that a marker turned into is on disk before the marker
     /// is gone: a kill in between counts it twice at worst, never not at all. A marker that cannot be
     /// removed is reported (the command fails saying so), never passed over in silence to be counted again.
-    private func update<R>(_ change: (inout Document, inout [AttemptMarkers.Marker]) throws(SlotError) -> R) throws(VaultError) -> R {
-        var settled: [AttemptMarkers.Marker] = []
-        return try file.update({ (doc) throws(SlotError) -> R in try change(&doc, &settled) }, committed: { () throws(SlotError) in
-            for marker in settled { try markers.remove(marker) }
+    private func update<R>(_ change: (inout Document, inout Settlement) throws(SlotError) -> R) throws(VaultError) -> R {
+        var settled = Settlement()
+        let result = try file.update({ (doc) throws(SlotError) -> R in try change(&doc, &settled) }, committed: { () throws(SlotError) in
+            for marker in settled.gone { try markers.remove(marker) }
         })
+        if settled.abandoned > 0 { abandoned?(settled.abandoned) }
+        return result
+    }
+
+    /// What settling the places found: the markers of processes that are gone (removed once the document is
+    /// written), and how many of them had handed their password over (counted as failures).
+    struct Settlement {
+        var gone: [AttemptMarkers.Marker] = []
+        var abandoned = 0
     }
 
     /// Counts one failure; returns the end of the block this failure started, if it started one.
@@ -129,7 +142,7 @@ public struct RateLimiter: Sendable {
         return try update { (doc, settled) throws(SlotError) -> Double? in
             let now = clock.now()
             try settle(&doc, now: now, gone: &settled, except: own)
-            settled.append(own)
+            settled.gone.append(own)
             return fail(&doc, now: now)
         }
     }
@@ -140,7 +153,7 @@ public struct RateLimiter: Sendable {
     /// hide a wrong guess); one abandoned at the prompt (Ctrl-C) is dropped. Places are the markers, and the
     /// `pending` list that vaultctl versions before them wrote.
     @discardableResult
-    private func settle(_ doc: inout Document, now: Double, gone: inout [AttemptMarkers.Marker],
+    private func settle(_ doc: inout Document, now: Double, gone: inout Settlement,
                         except own: AttemptMarkers.Marker? = nil) throws(SlotError) -> Int {
         if let until = doc.blockedUntil, until <= now { doc.blockedUntil = nil }
         var inFlight = 0
@@ -148,15 +161,21 @@ public struct RateLimiter: Sendable {
             let left = pending.filter { !isAlive($0.pid, nil) }
             doc.pending = pending.filter { isAlive($0.pid, nil) }
             if doc.pending?.isEmpty == true { doc.pending = nil }
-            for p in left where p.answered == true { doc.failures.append(p.time) }
+            for p in left where p.answered == true {
+                doc.failures.append(p.time)
+                gone.abandoned += 1
+            }
             inFlight += doc.pending?.count ?? 0
         }
         for marker in try markers.all() where marker.pid != own?.pid || marker.startTime != own?.startTime {
             if isAlive(marker.pid, marker.startTime) {
                 inFlight += 1
             } else {
-                gone.append(marker)
-                if marker.answered { doc.failures.append(now) }
+                gone.gone.append(marker)
+                if marker.answered {
+                    doc.failures.append(now)
+                    gone.abandoned += 1
+                }
             }
         }
         doc.failures = doc.failures.filter { now - $0 < Double(policy.windowSeconds) && $0 <= now }

@@ -125,6 +125,23 @@ import Slots
         #expect(try limiter.recordFailure() != nil, "the answered, killed attempt and this failure make two")
     }
 
+    /// Whoever counts a killed, answered attempt is told so (to log it); an attempt abandoned at the prompt
+    /// is not one.
+    @Test func countingAKilledAnsweredAttemptIsReportedOnce() throws {
+        let dead = Int32(999_999), quit = Int32(999_998)
+        let told = Mutex(0)
+        var limiter = RateLimiter(stateFolder: folder.appending("state"), policy: RateLimitPolicy(failures: 3, windowSeconds: 300, blockSeconds: 300),
+                                  clock: clock, isAlive: { pid, _ in pid != dead && pid != quit })
+        limiter.abandoned = { n in told.withLock { $0 += n } }
+        try limiter.beginAttempt(pid: quit)
+        try limiter.beginAttempt(pid: dead)
+        try limiter.markAnswered(pid: dead)
+        try limiter.beginAttempt(pid: 4242)
+        #expect(told.withLock { $0 } == 1)
+        _ = try limiter.recordFailure()  // settled already: not told again
+        #expect(told.withLock { $0 } == 1)
+    }
+
     @Test func thePolicyNumbersAreHonoured() throws {
         let limiter = limiter(RateLimitPolicy(failures: 1, windowSeconds: 10, blockSeconds: 1))
         let until = try #require(try limiter.recordFailure(), "one failure is enough with failures: 1")
