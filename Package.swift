@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "VaultTests", dependencies: ["Vault", "GateProtocol", "VaultRules", "JSON", "Slots", "TestSupport"]),
         // The gate's session in process: its rules over pipes, with a gate and a store of the test's own (no root).
         .testTarget(name: "GateServiceTests", dependencies: ["GateService", "GateProtocol", "VaultRules", "Slots", "TestSupport"]),
-        .testTarget(name: "vaultctlTests", dependencies: ["vaultctl", "vaultctl-tpm", "vaultctl-gate", "GateService", "GateProtocol", "VaultRules", "Vault", "Slots"]),
+        .testTarget(name: "vaultctlTests", dependencies: ["vaultctl", "vaultctl-tpm", "vaultctl-gate", "GateService", "GateProtocol", "VaultRules", "Vault", "Slots", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

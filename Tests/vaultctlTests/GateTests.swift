@@ -3,6 +3,8 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import Slots
+import TestSupport
 
 /// Protected mode: the device slot, rate limit, vault lock and audit log behind the set-group-ID
 /// `vaultctl-gate`, on a machine where it is installed as `make install` puts it (`GateMachine`), with a real
@@ -235,18 +237,21 @@ final class GateTests {
         #expect(results.filter { $0.status == 75 }.count == 1, "\(results)")
     }
 
-    @Test func noVariableOfTheCallerReachesTheGate() async throws {
+    @Test func noVariableOfTheCallerReachesTheGate() throws {
         #expect(store("alice", "mail", "s3cret").status == 0)
-        // Both gates wait long enough to be seen even on a loaded machine (the whole suite runs in parallel).
-        let slow = try m.script("slow-right", "sleep 5; echo alice-pw")
+        // Both gates wait until root has seen them (the askpass and the hand-started gate's input are held).
+        let seeing = m.signal("seen-both")
+        let slow = try m.script("slow-right", "\(GateMachine.heldUntil(seeing)); echo alice-pw")
         let env = ["VAULT_ASKPASS": slow, "SWIFT_DETERMINISTIC_HASHING": "1", "SWIFT_BACKTRACE": "enable=yes",
                    "LD_LIBRARY_PATH": "/tmp", "GCONV_PATH": "/tmp", "MARKER_OF_THE_CALLER": "1", "LANG": "C.UTF-8"]
         let m = self.m
-        // Through vaultctl, and started by hand with everything set (its input held open for 6 s).
+        // Through vaultctl, and started by hand with everything set (its input held open until released). Each
+        // on a thread of its own: both block until the release, which tasks of the concurrency pool (as many
+        // as cores, 2 in CI) could wait for only with this test's body.
         let direct = m.environment("alice", env).map { "\($0.key)=\($0.value)" }
-        let running = Task.detached { m.run("alice", ["read", "mail"], environment: env) }
-        let byHand = Task.detached {
-            m.run("alice", ["-c", "sleep 6 | env \(direct.map { "'\($0)'" }.joined(separator: " ")) '\(m.gate)' anything >/dev/null"], program: "/bin/sh")
+        let running = BackgroundThread.later { m.run("alice", ["read", "mail"], environment: env) }
+        let byHand = BackgroundThread.later {
+            m.run("alice", ["-c", "(\(GateMachine.heldUntil(seeing))) | env \(direct.map { "'\($0)'" }.joined(separator: " ")) '\(m.gate)' anything >/dev/null"], program: "/bin/sh")
         }
         // While the gates wait, root reads the environment of each (its image in memory).
         var seen: [String: String] = [:]
@@ -260,8 +265,9 @@ final class GateTests {
                 if let pid = lines.first, lines.count > 1 { seen[String(pid)] = lines.dropFirst().joined(separator: "\n") }
             }
         }
-        let r = await running.value
-        _ = await byHand.value
+        m.release(seeing)
+        let r = running.value()
+        _ = byHand.value()
         #expect(r.status == 0 && r.stdoutText == "s3cret", "\(r)")
         #expect(seen.count >= 2, "both gates should have been seen waiting: \(seen)")
         for (pid, environ) in seen {
@@ -338,15 +344,19 @@ final class GateTests {
         #expect(broken.status == 69, "\(broken)")
     }
 
-    @Test func aStoreWhileProtectRunsIsMovedOrRefusedNeverLeftBehind() async throws {
+    @Test func aStoreWhileProtectRunsIsMovedOrRefusedNeverLeftBehind() throws {
         vaultFromBeforeTheGate([("a", "aaa")])
-        let slow = try m.script("slow-protect", "sleep 2; echo alice-pw")
+        let stored = m.signal("early-stored")
+        let slow = try m.script("slow-protect", "\(GateMachine.heldUntil(stored)); echo alice-pw")
         let m = self.m
-        // The store comes while protect waits for the password (before its lock), then again later.
-        let protect = Task.detached { m.run("alice", ["device-key", "protect"], environment: ["VAULT_ASKPASS": slow]) }
-        usleep(500_000)
+        // The store comes while protect waits for the password (its askpass runs, before its lock), then again
+        // later; the askpass answers once the first store is done. Protect runs on a thread of its own, not a task
+        // of the concurrency pool, which the suites running beside this one may keep busy.
+        let protect = BackgroundThread.later { m.run("alice", ["device-key", "protect"], environment: ["VAULT_ASKPASS": slow]) }
+        #expect(Wait.until(seconds: 20) { GateMachine.runs(withWord: slow) }, "protect never asked for the password")
         let early = m.run("alice", ["store", "early"], stdin: .text("eee"))
-        let done = await protect.value
+        m.release(stored)
+        let done = protect.value()
         #expect(done.status == 0, "\(done)")
         let late = m.run("alice", ["store", "late"], stdin: .text("lll"))
         for (slot, value, r) in [("early", "eee", early), ("late", "lll", late)] {

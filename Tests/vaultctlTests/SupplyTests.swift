@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `vaultctl supply SLOT [--if-locked CHECK] -- COMMAND` and `vaultctl askpass SLOT`: the ordered checks, each
 /// refused before any prompt, then PAM, then the exact secret on COMMAND's stdin (never argv or environment).
@@ -323,7 +324,13 @@ struct RateLimitTests {
         #expect(blocked.status == 75, "\(blocked)")
         #expect(sb.askpassCalls == 2)
 
-        Thread.sleep(forTimeInterval: 1.2)
+        // Until the block's end, as the state file has it: one second after the failure that started it, so
+        // a block longer than the policy's fails here, and one the read does not honour fails below.
+        let limit = FileText.read("\(sb.stateFolder)/ratelimit.json") ?? ""
+        let object = try JSONSerialization.jsonObject(with: Data(limit.utf8)) as? [String: Any]
+        let until = try #require(object?["blockedUntil"] as? Double, "no blockedUntil: \(limit)")
+        #expect(until - Date().timeIntervalSince1970 <= 1, "blocked for longer than the policy's 1 s: \(limit)")
+        #expect(Wait.until(seconds: 2) { Date().timeIntervalSince1970 > until }, "the block's end never came: \(limit)")
         let r = try sb.vaultctlCounted(["read", name])
         #expect(r.status == 0, "the block is over: \(r)")
         #expect(r.stdout == secret)

@@ -4,18 +4,28 @@ import Glibc
 import Foundation
 import Testing
 
-/// The password prompt on a real pseudo-terminal, typed at through `script(1)`: the keystrokes are sent a
-/// moment after start (the prompt flushes what was typed before it).
+/// The password prompt on a real pseudo-terminal, typed at through `script(1)`: the keystrokes are sent once
+/// the prompt is on the terminal (the prompt flushes what was typed before it).
 @Suite("terminal prompt")
 struct TerminalPromptTests {
     /// Runs `command` (a shell line) inside `script`, so it has a pseudo-terminal as its controlling
-    /// terminal, and types `keys` there after a second.
-    static func typed(_ sb: Sandbox, _ command: String, keys: String) throws -> ProcessResult {
-        let keysFile = "\(sb.root)/keys-\(UInt32.random(in: 0...UInt32.max))"
-        try #require(FileText.write(keysFile, keys, mode: 0o600))
-        let line = "(sleep 1; cat '\(keysFile)'; sleep 3) | \(Paths.tool("script")) -q -e -c \"\(command)\" /dev/null"
-        return ProcessRunner.run(Paths.tool("sh"), ["-c", line], environment: try sb.environment(askpass: .unset),
-                                 timeout: .seconds(20)).droppingPAMWrapperNoise()
+    /// terminal, and types `keys` there once `prompt` is on it (within 20 s). The terminal's input stays open
+    /// until the command has ended, as a person's does: it comes from a FIFO whose writer, after the keys,
+    /// lives until `script` is done.
+    static func typed(_ sb: Sandbox, _ command: String, keys: String, prompt: String = "Password") throws -> ProcessResult {
+        let files = "\(sb.root)/terminal-\(UInt32.random(in: 0...UInt32.max))"
+        try #require(FileText.write("\(files).keys", keys, mode: 0o600))
+        // Nothing is quoted into the shell line: the command, the prompt and the files go as variables.
+        let line = #"""
+            mkfifo "$FILES.in" || exit 1
+            { i=0; until grep -qF "$PROMPT" "$FILES.typescript" 2>/dev/null || [ $i -ge 400 ]; do sleep 0.05; i=$((i+1)); done
+              cat "$FILES.keys"; exec sleep 60; } > "$FILES.in" 2>/dev/null &
+            "$SCRIPT" -q -e -f -c "$COMMAND" "$FILES.typescript" < "$FILES.in"; status=$?
+            kill $!; exit $status
+            """#
+        let env = try sb.environment(askpass: .unset).merging(["FILES": files, "PROMPT": prompt, "COMMAND": command,
+                                                                   "SCRIPT": Paths.tool("script")]) { $1 }
+        return ProcessRunner.run(Paths.tool("sh"), ["-c", line], environment: env, timeout: .seconds(30)).droppingPAMWrapperNoise()
     }
 
     static func failures(_ sb: Sandbox) throws -> [Any] {
@@ -55,7 +65,7 @@ struct TerminalPromptTests {
         #expect(try Self.failures(sb).isEmpty, "nothing counted")
         // The terminal's echo is back afterwards (the shell around it ignores the Ctrl-C and asks stty; vaultctl
         // gets SIGINT back at its default through env).
-        let after = try Self.typed(sb, "sh -c 'trap \\\"\\\" INT; env --default-signal=INT \(Paths.vaultctl) read \(name); stty -a'", keys: "\u{03}")
+        let after = try Self.typed(sb, "sh -c 'trap \"\" INT; env --default-signal=INT \(Paths.vaultctl) read \(name); stty -a'", keys: "\u{03}")
         #expect(after.stdoutText.contains("vaultctl: cancelled."), "\(after.stdoutText.debugDescription)")
         #expect(after.stdoutText.range(of: "(^|[ ;])echo([ ;]|$)", options: .regularExpression) != nil
                 && after.stdoutText.range(of: "(^|[ ;])-echo([ ;]|$)", options: .regularExpression) == nil, "echo is on: \(after.stdoutText.debugDescription)")
@@ -67,9 +77,13 @@ struct TerminalPromptTests {
         let sb = try Sandbox()
         let name = sb.uniqueSlot("sigint-ignored")
         try sb.storeWithoutPAM(name, Array("the-value".utf8), mode: "device")
+        // The askpass says it was asked, and answers once the SIGINT has been sent (each wait at most 20 s).
+        let (asked, signalled) = ("\(sb.root)/asked", "\(sb.root)/signalled")
+        let until = { (file: String) in "i=0; until [ -e '\(file)' ] || [ $i -ge 400 ]; do sleep 0.05; i=$((i+1)); done" }
         let askpass = "\(sb.root)/slow-askpass"
-        try #require(FileText.write(askpass, "#!/bin/sh\nsleep 2\nprintf '%s\\n' '\(Fixtures.pamPassword)'\n", mode: 0o700) && chmod(askpass, 0o700) == 0)
-        let script = "trap '' INT; \(Paths.vaultctl) read \(name) & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo \"rc=$?\""
+        try #require(FileText.write(askpass, "#!/bin/sh\n: > '\(asked)'\n\(until(signalled))\nprintf '%s\\n' '\(Fixtures.pamPassword)'\n",
+                                    mode: 0o700) && chmod(askpass, 0o700) == 0)
+        let script = "trap '' INT; \(Paths.vaultctl) read \(name) & pid=$!; \(until(asked)); kill -INT $pid; : > '\(signalled)'; wait $pid; echo \"rc=$?\""
         let r = ProcessRunner.run(Paths.tool("sh"), ["-c", script],
                                   environment: try sb.environment(askpass: .unset).merging(["VAULT_ASKPASS": askpass]) { $1 },
                                   timeout: .seconds(20)).droppingPAMWrapperNoise()
@@ -80,7 +94,7 @@ struct TerminalPromptTests {
     @Test func ctrlDAtTheStorePromptIsCancelled() throws {
         let sb = try Sandbox()
         let name = sb.uniqueSlot("store-ctrl-d")
-        let r = try Self.typed(sb, "\(Paths.vaultctl) store \(name)", keys: "\u{04}")
+        let r = try Self.typed(sb, "\(Paths.vaultctl) store \(name)", keys: "\u{04}", prompt: "Secret for slot")
         #expect(r.status == 1 && r.stdoutText.contains("Cancelled at the prompt; nothing was stored."), "\(r)")
         #expect(sb.auditFileLines.last?.contains(#""result":"cancelled""#) == true, "a cancel, as Ctrl-C is: \(sb.auditFileLines)")
         #expect(try sb.vaultctl(["status", name]).stdoutText.hasPrefix("none:"))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import GateProtocol
 @testable import Vault
 @testable import VaultRules
@@ -46,7 +47,11 @@ import Testing
         defer { argv.forEach { free($0) } }
         #expect(posix_spawn(&pid, path, nil, nil, argv, environ) == 0)
         defer { kill(pid, SIGKILL); var status: Int32 = 0; waitpid(pid, &status, 0) }
-        usleep(100_000)  // exec done
+        // Until the exec is done the child is a copy of this process: its name becomes the file's then.
+        let execDone = Wait.until(seconds: 10) {
+            (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) == "gate\n"
+        }
+        try #require(execDone, "the child did not exec \(path) within 10 s")
         #expect(GateIdentity.effectiveGroup(of: pid) == 65534)
         #expect(GateIdentity.savedGroup(of: pid) == 65534)
         #expect(GateIdentity.notSetGroupID(pid: pid, path: path) == nil)

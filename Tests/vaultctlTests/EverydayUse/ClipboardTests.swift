@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// `read SLOT --clip`: the secret on the real clipboard (Xvfb with xclip or xsel, headless sway with
 /// wl-copy), said where and for how long, cleared after the time only if the clipboard still holds it.
@@ -21,6 +22,20 @@ struct ClipboardTests {
     static func copy(_ text: String, _ program: String, _ args: [String], session: [String: String]) -> ProcessResult {
         ProcessRunner.run(Paths.tool(program), args, environment: Fixtures.baseEnvironment.merging(session) { $1 },
                           stdin: .text(text), timeout: .seconds(10))
+    }
+
+    /// The clearing processes `read --clip` left behind in `sb`: vaultctl forks one into a session of its own
+    /// before it exits, so it runs when the read has returned, and sleeps the window out.
+    static func clearers(_ sb: Sandbox) -> [pid_t] {
+        Processes.find(command: "vaultctl", environmentHolds: "XDG_STATE_HOME=\(sb.stateHome)")
+    }
+
+    /// Waits until `clearers` have ended (they have then looked at the clipboard and cleared it or left it
+    /// alone): at most `window` seconds and the bounds of two runs of the clipboard tool (5 s each) beyond.
+    static func waitForTheClear(_ clearers: [pid_t], window: UInt32, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(!clearers.isEmpty, "no clearing process was left behind", sourceLocation: sourceLocation)
+        let ended = Wait.until(seconds: Double(window) + 12, interval: 0.1) { !clearers.contains(where: Processes.isRunning) }
+        #expect(ended, "the clearing process \(clearers) did not end within \(window) s and the tool's bounds", sourceLocation: sourceLocation)
     }
 
     /// A folder holding an `xclip` that notes its arguments and environment, then runs the real one.
@@ -52,12 +67,13 @@ struct ClipboardTests {
         #expect(r.stdout.isEmpty, "nothing on standard output")
         #expect(r.stderr == "Copied slot '\(name)' to the clipboard (xclip, X11 display \(x.display)); it is cleared in \(Self.window) s if it still holds it.\n", "\(r.stderr)")
         #expect(sb.askpassCalls == 1)
+        let clearers = Self.clearers(sb)
         let session = ["DISPLAY": x.display]
         #expect(Self.paste("xclip", ["-selection", "clipboard", "-out"], session: session).stdout == secret, "pasted")
         let calls = FileText.read(log) ?? ""
         #expect(calls.contains("args: -selection clipboard -in"), "\(calls)")
         #expect(!calls.contains(String(decoding: secret, as: UTF8.self)), "the secret is in no tool's argv or environment")
-        sleep(Self.window + 2)
+        Self.waitForTheClear(clearers, window: Self.window)
         let after = Self.paste("xclip", ["-selection", "clipboard", "-out"], session: session)
         #expect(!after.stdout.contains(bytes: secret), "cleared after \(Self.window) s: \(after)")
         #expect(sb.auditFileLines.contains { $0.contains("\"read\"") && $0.contains("\"ok\"") })
@@ -70,9 +86,10 @@ struct ClipboardTests {
         try sb.store(name, TestData.textSecret(name))
         let r = try sb.vaultctlCounted(["read", name, "--clip"], overriding: ["DISPLAY": x.display, "VAULTCTL_CLIP_SECONDS": "2"])
         #expect(r.status == 0 && r.stderr.contains("cleared in 2 s"), "\(r)")
+        let clearers = Self.clearers(sb)
         let session = ["DISPLAY": x.display]
         #expect(Self.copy("copied by you later", "xclip", ["-selection", "clipboard", "-in"], session: session).status == 0)
-        sleep(4)
+        Self.waitForTheClear(clearers, window: 2)
         #expect(Self.paste("xclip", ["-selection", "clipboard", "-out"], session: session).stdoutText == "copied by you later",
                 "the clear left someone else's clipboard alone")
     }
@@ -90,9 +107,10 @@ struct ClipboardTests {
         let r = try sb.vaultctlCounted(["read", name, "--clip", "--clip-seconds", "\(Self.window)"],
                                        overriding: ["DISPLAY": x.display, "PATH": tools])
         #expect(r.status == 0 && r.stderr.contains("(xsel, X11 display"), "\(r)")
+        let clearers = Self.clearers(sb)
         let session = ["DISPLAY": x.display]
         #expect(Self.paste("xsel", ["--clipboard", "--output"], session: session).stdout == secret)
-        sleep(Self.window + 2)
+        Self.waitForTheClear(clearers, window: Self.window)
         #expect(Self.paste("xsel", ["--clipboard", "--output"], session: session).stdout.isEmpty, "cleared")
     }
 
@@ -107,8 +125,9 @@ struct ClipboardTests {
                                        overriding: wayland.environment.merging(["DISPLAY": ":99"]) { $1 })
         #expect(r.status == 0, "\(r)")
         #expect(r.stderr.contains("(wl-copy, Wayland display \(wayland.socket))"), "\(r.stderr)")
+        let clearers = Self.clearers(sb)
         #expect(Self.paste("wl-paste", ["--no-newline"], session: wayland.environment).stdout == secret)
-        sleep(Self.window + 2)
+        Self.waitForTheClear(clearers, window: Self.window)
         #expect(!Self.paste("wl-paste", ["--no-newline"], session: wayland.environment).stdout.contains(bytes: secret), "cleared")
     }
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// A headless X server (Xvfb) for one test, on a display number it picks itself; stopped on deinit.
 final class VirtualX11 {
@@ -72,8 +73,8 @@ final class HeadlessWayland {
     var environment: [String: String] { ["WAYLAND_DISPLAY": socket, "XDG_RUNTIME_DIR": runtimeFolder] }
 
     deinit {
-        if pid > 0 { kill(pid, SIGTERM) }
-        usleep(100_000)
+        // The folder goes once sway has (`timeout` ends when its child has): it may still write there.
+        if pid > 0 && kill(pid, SIGTERM) == 0 { _ = Wait.until(seconds: 5) { !Processes.isRunning(pid) } }
         try? FileManager.default.removeItem(atPath: runtimeFolder)
     }
 }

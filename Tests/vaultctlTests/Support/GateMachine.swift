@@ -90,6 +90,35 @@ final class GateMachine: @unchecked Sendable {
         return path
     }
 
+    /// A new path in the machine's folder for `heldUntil` and `release`, unique to one test.
+    func signal(_ name: String) -> String { "\(folder)/\(name)-\(UInt32.random(in: 0...UInt32.max))" }
+
+    /// A shell line for a script the tests write: it waits (at most 20 s) until the test calls `release(path)`.
+    /// It stands where a person or a program takes its time (an askpass, the input of a gate started by
+    /// hand), so that what waits behind it is looked at while it waits, for as long as the test needs, and
+    /// not for a fixed time.
+    static func heldUntil(_ path: String) -> String {
+        "i=0; while [ ! -e '\(path)' ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done"
+    }
+
+    /// Lets the scripts waiting in `heldUntil(path)` go on.
+    func release(_ path: String) {
+        #expect(FileText.write(path, "", mode: 0o644), "could not write \(path)")
+    }
+
+    /// Whether a process runs (in the machine or not) with `word` among its command line's words: a script
+    /// the tests wrote, run by `sh`.
+    static func runs(withWord word: String) -> Bool {
+        guard let dir = opendir("/proc") else { return false }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = PamWrapperDirs.direntName(entry)
+            guard Int32(name) != nil, let raw = FileBytes.read("/proc/\(name)/cmdline") else { continue }
+            if raw.split(separator: 0).contains(where: { String(decoding: $0, as: UTF8.self) == word }) { return true }
+        }
+        return false
+    }
+
     /// The fingerprint reader's folder (`scripts/fprintd-virtual.sh`), once `startFingerprintReader` ran.
     var reader: String { "\(folder)/fp" }
 
