@@ -19,7 +19,7 @@ DEBIAN_PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 # secret-tool for one step, pam_wrapper for the demo's PAM stack. Not the shells, sway or KeePassXC.
 DEMO_PACKAGES := libpam-wrapper gnome-keyring libsecret-tools dbus-daemon dbus libglib2.0-bin
 
-.PHONY: all deps build-deps demo-deps deb-deps build release dist test demo install uninstall clean fuzz bench bench-smoke sanitize deb deb-check deb-cycle
+.PHONY: all deps build-deps demo-deps deb-deps build release dist test test-fast demo install uninstall clean fuzz bench bench-smoke sanitize deb deb-check deb-cycle
 
 # `make`: as yourself, the release binary and the files `make install` copies (into $(DIST)).
 all: release
@@ -106,6 +106,13 @@ test: deps
 	scripts/check-gate-links.sh "$$($(SWIFT) build --show-bin-path)/vaultctl-gate"
 	scripts/gate-modules.py --check docs/gate.md
 	$(SWIFT) test
+
+# The fast tier, for a laptop: every test but the suites tagged needsRoot or needsServices
+# (Tests/TestSupport/Tags.swift), so no root and none of the services above. Swift 6.3's `swift test` cannot
+# select by tag (`--skip tag:needsRoot` is read as a name pattern), so scripts/tagged-suites.py reads the
+# tagged suites from the sources and gives their names to --skip.
+test-fast: build-deps
+	skip=$$(scripts/tagged-suites.py) && $(SWIFT) test --skip "$$skip"
 
 # An unattended tour: store, list, gated read and delete through a demo PAM stack; it fails when a step does
 # not do what it shows (DemoTests runs it too).

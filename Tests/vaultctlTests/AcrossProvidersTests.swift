@@ -3,12 +3,13 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// One vault seen from two Secret Service providers (issue 36, point 6): a value stored in the sync slot under
 /// gnome-keyring, then looked at in a session whose Secret Service is KeePassXC (the same state and config
 /// folders, another bus). And KeePassXC with every database locked: `status` and `list` read the collections'
 /// `Locked` first and never make it show its unlock dialog.
-@Suite("Across providers")
+@Suite("Across providers", .tags(.needsServices))
 struct AcrossProvidersTests {
     /// gnome-keyring (the shared keyring) holds it; KeePassXC, running now, does not. Status says so and names
     /// the provider running now, list says so, and a store there says in one line that it makes a new value.

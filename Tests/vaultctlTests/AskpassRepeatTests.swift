@@ -3,12 +3,13 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// An asking program that comes back with the same request right after a delivery rejected what it was
 /// given (issue 13: ssh-add with a wrong passphrase in the slot called askpass 31 times in 5 s): that
 /// delivery counts as a failed attempt, so the rate limit ends the loop. A different prompt or a different
 /// asking process is a new request and counts nothing.
-@Suite("askpass: a repeated request counts the earlier delivery as rejected")
+@Suite("askpass: a repeated request counts the earlier delivery as rejected", .tags(.needsServices))
 struct AskpassRepeatTests {
     /// A consumer like ssh-add: asks `"$@" -- PROMPT` (vaultctl askpass SLOT, exec'd by the shell, so its
     /// parent is this one shell every time), first "Enter passphrase …", then "Bad passphrase, try again …"

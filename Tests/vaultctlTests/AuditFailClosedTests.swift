@@ -3,10 +3,11 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// A gated command whose audit line cannot be written discloses nothing: the line is written before the
 /// secret leaves, and the write itself is what is checked.
-@Suite("audit log: fails closed")
+@Suite("audit log: fails closed", .tags(.needsServices))
 struct AuditFailClosedTests {
     /// An audit log due for rotation whose old generation is a folder that cannot be replaced.
     static func unrotatableLog(_ sb: Sandbox) throws {

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The audit log: one JSON line per gated command, refusal and supply in the state folder; `vaultctl log`
 /// shows it. Never the secret, never its length.
-@Suite("audit log")
+@Suite("audit log", .tags(.needsServices))
 struct AuditLogTests {
     static let fields: Set<String> = ["time", "command", "slot", "origin", "result", "reason"]
 

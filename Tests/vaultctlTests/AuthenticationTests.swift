@@ -1,7 +1,8 @@
 import Testing
+import TestSupport
 
 /// Every read authenticates through PAM (pam_wrapper + pam_matrix here); a failure is 77 and prints nothing.
-@Suite("PAM authentication on read")
+@Suite("PAM authentication on read", .tags(.needsServices))
 struct AuthenticationTests {
     @Test func readWithWrongPasswordIs77() throws {
         let sb = try Sandbox()

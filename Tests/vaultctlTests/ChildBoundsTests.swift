@@ -2,11 +2,12 @@
 import Glibc
 #endif
 import Testing
+import TestSupport
 
 /// What a child inherits and what holds vaultctl: `supply`'s COMMAND gets descriptors 0, 1 and 2 only, even
 /// when vaultctl itself inherited more without close-on-exec; an askpass program that prints its answer and
 /// keeps its standard output open does not keep vaultctl (and its rate-limit place) waiting.
-@Suite("children: descriptors and bounds")
+@Suite("children: descriptors and bounds", .tags(.needsServices))
 struct ChildBoundsTests {
     static func writeScript(_ path: String, _ text: String) throws {
         try #require(FileText.write(path, "#!/bin/sh\n" + text, mode: 0o700) && chmod(path, 0o700) == 0, "could not write \(path)")
@@ -42,7 +43,7 @@ struct ChildBoundsTests {
 
 /// An askpass program that never answers is stopped after the policy's `prompt.askpassSeconds`: 77
 /// "did not answer", not counted.
-@Suite("askpass: a program that never answers")
+@Suite("askpass: a program that never answers", .tags(.needsServices))
 struct AskpassNoAnswerTests {
     @Test func anAskpassProgramThatNeverAnswersIsStoppedAndNotCounted() throws {
         let sb = try Sandbox()

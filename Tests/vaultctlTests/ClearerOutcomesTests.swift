@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Outcomes that say what is known in words that point the right way.
-@Suite("clearer outcomes")
+@Suite("clearer outcomes", .tags(.needsServices))
 struct ClearerOutcomesTests {
     /// With no recovery code, `confirm-copied` and `show` point to `recovery generate`, not to `store`.
     @Test func withNoRecoveryCodeTheMessagesPointToGenerate() throws {

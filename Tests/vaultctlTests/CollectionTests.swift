@@ -2,12 +2,13 @@
 import Glibc
 #endif
 import Testing
+import TestSupport
 
 /// The sync slot looks in every Secret Service collection, not only the default one (libsecret searches them
 /// all): a value in another collection is found, named, read and deleted, never reported as absent. And
 /// whatever another program stored under our attributes is read only within 1 byte … 64 KiB.
 /// Each test has its own gnome-keyring, whose `session` collection (label '') is the second collection.
-@Suite("Secret Service collections")
+@Suite("Secret Service collections", .tags(.needsServices))
 struct CollectionTests {
     static let session = "/org/freedesktop/secrets/collection/session"
 

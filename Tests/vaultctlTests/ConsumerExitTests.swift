@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// How a failing COMMAND is reported: what is known ("exited N after reading the secret", counted), and a
 /// COMMAND that never read its stdin is said so and not counted.
-@Suite("supply: a COMMAND that fails")
+@Suite("supply: a COMMAND that fails", .tags(.needsServices))
 struct ConsumerExitTests {
     static func failures(_ sb: Sandbox) throws -> Int {
         let text = FileText.read("\(sb.stateFolder)/ratelimit.json") ?? #"{"failures":[]}"#

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Changes that cannot be undone ask for a fresh PAM authentication first (issue 13): `delete`, a `store`
 /// over a value, a `recovery generate` over a code. Every change leaves an audit line, never the secret or
 /// its length. The policy's `gate` section may relax store-over and delete, never replacing a recovery
 /// code marked as written down, which also needs `--replace`.
-@Suite("destructive changes: gated and audited")
+@Suite("destructive changes: gated and audited", .tags(.needsServices))
 struct DestructiveGateTests {
     /// A delete with a wrong password is 77 and leaves the value (and its permission) readable; with the
     /// right one it goes.

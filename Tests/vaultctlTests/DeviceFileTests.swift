@@ -2,9 +2,10 @@
 import Glibc
 #endif
 import Testing
+import TestSupport
 
 /// The device slot's sealed files: changed, renamed, loosened or carried to another machine, they do not open.
-@Suite("Sealed device files")
+@Suite("Sealed device files", .tags(.needsRoot, .needsServices))
 struct DeviceFileTests {
     /// Where in a sealed file to flip a byte. Layout: "VCTLSEAL" | version | machine tag (16) |
     /// name length (1) | name | nonce (24) | ciphertext + tag (16).

@@ -3,10 +3,11 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// `vaultctl device-key seal`: an existing machine-id vault re-keyed under a new TPM-sealed key, gated by
 /// PAM, refused without a TPM, and crash-safe: killed with SIGKILL at any moment, every slot still reads.
-@Suite("device-key seal", .serialized)
+@Suite("device-key seal", .serialized, .tags(.needsServices))
 struct DeviceKeySealTests {
     /// A machine-id vault (made with no TPM) holding `count` device slots; returns name → secret.
     static func machineIDVault(_ sb: Sandbox, count: Int) throws -> [(String, [UInt8])] {

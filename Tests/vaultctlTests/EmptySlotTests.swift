@@ -1,7 +1,8 @@
 import Testing
+import TestSupport
 
 /// A slot with no value: read and delete say so with 66.
-@Suite("Empty slots")
+@Suite("Empty slots", .tags(.needsServices))
 struct EmptySlotTests {
     @Test func readOfNeverStoredSlotIs66() throws {
         let sb = try Sandbox()

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// A `delete` that fails changes nothing about the slot: its value and its permission to be supplied stay.
-@Suite("delete: a failed delete keeps the supply permission")
+@Suite("delete: a failed delete keeps the supply permission", .tags(.needsServices))
 struct FailedDeleteTests {
     /// A sync slot allowed to be supplied, the bus unreachable: the delete says it could not ask (69), and
     /// the slot may still be supplied afterwards.

@@ -1,8 +1,9 @@
 import Testing
+import TestSupport
 
 /// A first device-slot value with no vaultctl-gate beside vaultctl makes a vault in the state folder for good:
 /// the store says so once the vault is made, once (issue 36, point 9), and succeeds.
-@Suite("First store's notice")
+@Suite("First store's notice", .tags(.needsServices))
 struct FirstStoreNoticeTests {
     @Test func theStoreThatMakesTheVaultSaysSoOnce() throws {
         let sb = try Sandbox()

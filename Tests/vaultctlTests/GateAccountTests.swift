@@ -3,13 +3,14 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// A deleted account's uid is given to the next account made, and `userdel -r` leaves `/var/lib/vaultctl/UID`:
 /// the gate binds that folder to the account (its name, and an id kept in its home), so the next account with
 /// the same uid gets nothing of the old one's: no value, no names, no log (issue 36, point 1). On a machine with
 /// the gate installed and a real PAM stack (`GateMachine`), with accounts made and deleted as an administrator
 /// would.
-@Suite(.serialized, .enabled(if: GateMachine.canRun, "needs root: a mount namespace, users and a set-group-ID file"))
+@Suite(.serialized, .enabled(if: GateMachine.canRun, "needs root: a mount namespace, users and a set-group-ID file"), .tags(.needsRoot))
 final class GateAccountTests {
     static let shared = Result { try GateMachine.start() }
     let m: GateMachine

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 @testable import GateProtocol
 import Vault
 @testable import VaultRules
@@ -10,7 +11,7 @@ import Vault
 /// `vaultctl log` of a protected vault: the gate's log and the state folder's in one, in time order, each line
 /// marked; every line asked for, not only what one answer of the gate holds; and failures that outlive any
 /// number of lines that need no password (issue 36, points 4 and 14). On a machine with the gate installed.
-@Suite(.serialized, .enabled(if: GateMachine.canRun, "needs root: a mount namespace, users and a set-group-ID file"))
+@Suite(.serialized, .enabled(if: GateMachine.canRun, "needs root: a mount namespace, users and a set-group-ID file"), .tags(.needsRoot))
 final class GateLogTests {
     static let shared = Result { try GateMachine.start() }
     let m: GateMachine

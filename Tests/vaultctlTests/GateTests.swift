@@ -9,7 +9,7 @@ import TestSupport
 /// Protected mode: the device slot, rate limit, vault lock and audit log behind the set-group-ID
 /// `vaultctl-gate`, on a machine where it is installed as `make install` puts it (`GateMachine`), with a real
 /// PAM stack. Each test is an attack that programs running as the user could make, and must fail closed.
-@Suite(.serialized, .enabled(if: GateMachine.canRun, "needs root: a mount namespace, users and a set-group-ID file"))
+@Suite(.serialized, .enabled(if: GateMachine.canRun, "needs root: a mount namespace, users and a set-group-ID file"), .tags(.needsRoot))
 final class GateTests {
     static let shared = Result { try GateMachine.start() }
     let m: GateMachine

@@ -3,11 +3,13 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// `vaultctl send` and `vaultctl receive` end to end: a real sshd in a network namespace of its own, the
 /// receiver as its forced command, senders in two other namespaces (a LAN address and a Tailscale one), and
 /// the sender's PAM under pam_wrapper. Every prompt goes through a counting askpass program.
-@Suite("send and receive over ssh", .serialized, .enabled(if: HandOffNetwork.available, HandOffNetwork.unavailableReason))
+@Suite("send and receive over ssh", .serialized, .enabled(if: HandOffNetwork.available, HandOffNetwork.unavailableReason),
+       .tags(.needsRoot, .needsServices))
 struct HandOffTests {
     /// A network with target `name` configured on the receiver (CHECK, then the consumer), its key line in
     /// authorized_keys, and a sender sandbox holding a suppliable slot.

@@ -4,13 +4,14 @@ import Glibc
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 @testable import vaultctl
 
 /// Issue 36, point 3: after `vaultctl lock`, a headless `vaultctl unlock` cannot unlock gnome-keyring's
 /// collection and prints a command that does. The command is taken from what vaultctl prints and run as
 /// printed, on a private keyring whose daemon is already running, in a pseudo-terminal (`script(1)`) where
 /// the password is typed at its prompt; afterwards one daemon serves the collection, unlocked.
-@Suite("headless unlock advice")
+@Suite("headless unlock advice", .tags(.needsServices))
 struct HeadlessUnlockAdviceTests {
     /// The two prompts: `systemd-ask-password` where it is on PATH, else bash's `read -rs`.
     enum Prompt: String, CaseIterable { case systemdAskPassword, bashRead }

@@ -2,12 +2,13 @@
 import Glibc
 #endif
 import Testing
+import TestSupport
 
 /// vaultctl against KeePassXC, the other common Secret Service provider, run headless on a database of the
 /// test's own (`scripts/secret-service.sh start DIR keepassxc`). KeePassXC answers every `CreateItem` with a
 /// prompt, even unlocked (it completes when run), and with its default "confirm access" shows every item
 /// locked until the person allows vaultctl in its dialog.
-@Suite("KeePassXC")
+@Suite("KeePassXC", .tags(.needsServices))
 struct KeePassXCTests {
     static let bound: Duration = .seconds(15)
 

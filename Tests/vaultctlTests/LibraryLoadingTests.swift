@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// libsystemd (sd-bus) and libgcrypt are loaded when a command first reaches the session bus, and libpam when
 /// it first authenticates, not when vaultctl starts: a device slot's read and status, and `help`, never load them (that is most of a short command's
@@ -8,7 +9,7 @@ import Testing
 /// `LD_DEBUG=libs` makes it print every library it maps, to the process's standard error. (`status` of a
 /// device slot does reach the bus: it says "on-this-device" only after asking the Secret Service
 /// for a copy.)
-@Suite("loading sd-bus, libgcrypt and libpam at first use")
+@Suite("loading sd-bus, libgcrypt and libpam at first use", .tags(.needsRoot, .needsServices))
 struct LibraryLoadingTests {
     static let libsystemd = "libsystemd.so.0"
     static let libgcrypt = "libgcrypt.so.20"

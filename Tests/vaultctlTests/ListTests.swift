@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `list` and `list --json` show names and modes, never secret bytes.
-@Suite("Listing slots")
+@Suite("Listing slots", .tags(.needsServices))
 struct ListTests {
     /// Stores one device and one sync slot with distinctive secrets; returns names and secrets.
     private func storeBoth(_ sb: Sandbox) throws -> [(name: String, mode: String, secret: [UInt8])] {

@@ -3,13 +3,14 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 import Slots
 @testable import vaultctl
 
 /// Issue 36, point 11: a machine that is not set up as vaultctl needs says what is missing and what an
 /// administrator does about it, through the gate and without it (`GateMachine`): no machine id (a
 /// container), a security-key stack without its mappings file, a gate that lost its set-group-ID mode.
-@Suite(.serialized, .enabled(if: GateMachine.canRun, "needs root: a mount namespace, users and a set-group-ID file"))
+@Suite(.serialized, .enabled(if: GateMachine.canRun, "needs root: a mount namespace, users and a set-group-ID file"), .tags(.needsRoot))
 final class MachineSetupTests {
     static let shared = Result { try GateMachine.start() }
     let m: GateMachine

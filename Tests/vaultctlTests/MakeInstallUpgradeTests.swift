@@ -2,13 +2,14 @@
 import Glibc
 #endif
 import Testing
+import TestSupport
 
 /// `make install` over an installed gate: the old, set-group-ID file loses its group and execute bits before it
 /// is replaced (as dpkg does for a set-ID file), so a program that held it open cannot run it, with the group,
 /// through /proc/self/fd after the upgrade (found by the attack on issue 36). The held file here is a copy of
 /// `id`, set-group-ID `mail`, and the user `nobody` holds it; `make install` runs into a DESTDIR with stand-in
 /// files, so nothing is built.
-@Suite(.enabled(if: getuid() == 0, "needs root: a set-group-ID file and another user"))
+@Suite(.enabled(if: getuid() == 0, "needs root: a set-group-ID file and another user"), .tags(.needsRoot))
 struct MakeInstallUpgradeTests {
     @Test func aHeldOldGateCannotBeRunAfterAnUpgrade() throws {
         let script = """

@@ -1,8 +1,9 @@
 import Testing
+import TestSupport
 
 /// Messages worded from what happened (issue 25, point 17): no invitation to store after a delete of
 /// nothing, an errno in words, the missing variable named, every policy setting that was checked shown.
-@Suite("message wording")
+@Suite("message wording", .tags(.needsServices))
 struct MessageWordingTests {
     @Test func aDeleteOfAnEmptySlotSaysNothingWasDeleted() throws {
         let sb = try Sandbox()

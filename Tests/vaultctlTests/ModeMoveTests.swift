@@ -1,7 +1,8 @@
 import Testing
+import TestSupport
 
 /// Storing a slot in one mode after the other moves the value: the old slot is emptied.
-@Suite("Moving a slot between modes")
+@Suite("Moving a slot between modes", .tags(.needsServices))
 struct ModeMoveTests {
     @Test func storeInSyncAfterDeviceRemovesDeviceFile() throws {
         let sb = try Sandbox()

@@ -1,7 +1,8 @@
 import Testing
+import TestSupport
 
 /// `vaultctl move SLOT --to sync|device`: the value moves (after PAM) and the old slot is emptied.
-@Suite("move: between the device slot and the Secret Service")
+@Suite("move: between the device slot and the Secret Service", .tags(.needsServices))
 struct MoveCommandTests {
     @Test func moveDeviceToSync() throws {
         let sb = try Sandbox()

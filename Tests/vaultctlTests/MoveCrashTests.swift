@@ -1,8 +1,9 @@
 import Testing
+import TestSupport
 
 /// `move` killed with SIGKILL at random moments never loses the secret: after every kill, `read` gives the
 /// exact original bytes (from whichever slot holds them) and `status` still finds it.
-@Suite("move: crash safety")
+@Suite("move: crash safety", .tags(.needsServices))
 struct MoveCrashTests {
     static let iterations = 40
     /// The loop stops early rather than run longer than this (a slow machine does fewer iterations).

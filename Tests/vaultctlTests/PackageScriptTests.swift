@@ -3,11 +3,12 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// The package's maintainer scripts, run as dpkg runs them (`postinst configure VERSION`, as root) on a
 /// machine of their own (`GateMachine`: overlays of `/etc` and `/var/lib` in a mount namespace). What they
 /// refuse or warn about comes with the exact command that fixes it, and that command does (issue 36, 11).
-@Suite(.serialized, .enabled(if: GateMachine.canRun, "needs root: a mount namespace, users and a set-group-ID file"))
+@Suite(.serialized, .enabled(if: GateMachine.canRun, "needs root: a mount namespace, users and a set-group-ID file"), .tags(.needsRoot))
 final class PackageScriptTests {
     static let shared = Result { try GateMachine.start() }
     let m: GateMachine

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Parallel gated commands with the right password all run: a command that finds every rate-limit place
 /// taken by prompts in progress waits (bounded, saying so) for one, instead of refusing with 75.
-@Suite("rate limit: parallel right-password reads wait for a place")
+@Suite("rate limit: parallel right-password reads wait for a place", .tags(.needsServices))
 struct ParallelReadsTests {
     @Test func sixParallelReadsOfOneSlotWithTheRightPasswordAllSucceed() throws {
         let sb = try Sandbox()

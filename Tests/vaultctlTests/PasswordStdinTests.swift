@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import vaultctl
 
 /// Which commands take `--password-stdin`, decided once per `CommandKind`.
@@ -19,7 +20,7 @@ struct PasswordStdinOptionTests {
 
 /// `--password-stdin`: PAM is answered from standard input, one line per question, through the real PAM
 /// stack. It is still a fresh authentication on every run, counted by the rate limit like any other.
-@Suite("--password-stdin")
+@Suite("--password-stdin", .tags(.needsServices))
 struct PasswordStdinTests {
     static let rightLine = Stdin.text("\(Fixtures.pamPassword)\n")
     static let wrongLine = Stdin.text("\(Fixtures.wrongPassword)\n")

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `vaultctl policy check [FILE]` and the user's policy in `$XDG_CONFIG_HOME/vaultctl/policy.json`: an
 /// unknown version or key rejects the whole document (78), naming the file.
-@Suite("policy")
+@Suite("policy", .tags(.needsServices))
 struct PolicyCommandTests {
     func document(_ sb: Sandbox, _ text: String) throws -> String {
         let path = "\(sb.root)/candidate.json"

@@ -8,7 +8,8 @@ import TestSupport
 /// Presence on every read: a fingerprint (pam_fprintd, the real fprintd with libfprint's virtual reader) in
 /// the `vaultctl` PAM stack, through the gate and through the unprotected path, on a machine of its own
 /// (`GateMachine`, with `scripts/fprintd-virtual.sh`). alice's right index finger is `alice-finger`.
-@Suite(.serialized, .enabled(if: GateMachine.canRunFingerprintReader, "needs root and fprintd, libpam-fprintd, python3-dbusmock ('make deps')"))
+@Suite(.serialized, .enabled(if: GateMachine.canRunFingerprintReader, "needs root and fprintd, libpam-fprintd, python3-dbusmock ('make deps')"),
+       .tags(.needsRoot, .needsServices))
 final class PresenceTests {
     static let shared = Result { () throws -> GateMachine in
         let m = try GateMachine.start()

@@ -1,11 +1,12 @@
 import Testing
+import TestSupport
 
 /// What a provider keeps of what vaultctl deletes or replaces (issue 36, point 2), against real KeePassXC and
 /// gnome-keyring. KeePassXC's defaults keep a deleted item in its Recycle Bin and a replaced value in the
 /// item's History, which the Secret Service API does not reach: vaultctl says so after the command, in one
 /// line naming the database and the two settings; with both turned off (what that line recommends) an
 /// export of the database holds no value vaultctl deleted. gnome-keyring keeps nothing and gets no line.
-@Suite("What a provider keeps")
+@Suite("What a provider keeps", .tags(.needsServices))
 struct ProviderKeptCopiesTests {
     static let recycled = "KeePassXC may have moved the deleted item, value included, to its Recycle Bin (database 'vaultctl test')"
     static let historyKept = "KeePassXC may have kept the old value in the item's History (database 'vaultctl test')"

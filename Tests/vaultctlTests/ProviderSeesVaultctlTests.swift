@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// A provider that names its clients by the executable of the connection's process (KeePassXC, which warns
 /// "invalid executable path" about a process it cannot read) sees vaultctl's own program, through the
 /// connector that connected vaultctl's socket (BusConnector), while vaultctl itself stays unreadable to it
 /// (not dumpable); the connection carries the real key exchange and value. Another provider gets no connector.
-@Suite struct ProviderSeesVaultctlTests {
+@Suite(.tags(.needsRoot, .needsServices)) struct ProviderSeesVaultctlTests {
     /// Both sides as a provider and a client running as the user are: without capabilities (root's
     /// CAP_SYS_PTRACE reads any process's /proc/PID/exe, and a process without capabilities cannot read one
     /// with more).

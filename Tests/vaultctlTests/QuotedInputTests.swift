@@ -1,8 +1,9 @@
 import Testing
+import TestSupport
 
 /// Input quoted in messages: control characters and escape sequences in a slot name, a command word, an
 /// option or a path reach stderr escaped (as systemd's `cescape` does), and every message stays one line.
-@Suite("messages quote their input")
+@Suite("messages quote their input", .tags(.needsServices))
 struct QuotedInputTests {
     static let hostile = "a\u{1b}]0;PWNED\u{07}\u{1b}[2J\nsecond line\u{202e}"
 

@@ -3,11 +3,12 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// The README's recipes for `askpass` and `supply`, run for real: the exact lines it shows (with the binary
 /// under test for `vaultctl`) against a real `ssh-add` and `ssh-agent`, and a real `gnome-keyring-daemon`
 /// on a private bus. Each test first checks the README still shows those lines.
-@Suite("README recipes")
+@Suite("README recipes", .tags(.needsServices))
 struct RecipeTests {
     // MARK: ssh-add
 

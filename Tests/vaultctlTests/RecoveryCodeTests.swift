@@ -1,9 +1,10 @@
 import Testing
+import TestSupport
 
 /// `vaultctl recovery generate|show|status|confirm-copied`. The code lives in the fixed slot
 /// `recovery-code`, so every test here uses a private keyring: a sync code in the shared keyring would be
 /// seen (and removed) by other sandboxes.
-@Suite("recovery code")
+@Suite("recovery code", .tags(.needsServices))
 struct RecoveryCodeTests {
     /// Whether `text` is a recovery code: `^[A-Z2-7]{4}(-[A-Z2-7]{4}){7}$`.
     static func isCode(_ text: String) -> Bool {

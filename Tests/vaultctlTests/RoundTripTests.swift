@@ -1,7 +1,8 @@
 import Testing
+import TestSupport
 
 /// `store` then `read`: the exact bytes come back, from 1 byte up to the 65536-byte limit, in both modes.
-@Suite("Store and read round trips")
+@Suite("Store and read round trips", .tags(.needsServices))
 struct RoundTripTests {
     @Test func deviceRoundTripKeepsBinaryBytes() throws {
         let sb = try Sandbox()

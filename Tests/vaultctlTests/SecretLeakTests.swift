@@ -1,7 +1,8 @@
 import Testing
+import TestSupport
 
 /// Secrets never reach stderr, whatever goes wrong.
-@Suite("Secrets stay out of stderr")
+@Suite("Secrets stay out of stderr", .tags(.needsServices))
 struct SecretLeakTests {
     enum Failure: String, CaseIterable, Sendable {
         case wrongPasswordDevice, wrongPasswordSync, declinedDevice, tamperedDevice

@@ -3,10 +3,11 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// What crosses the bus: a `dbus-monitor` of a private bus with a real gnome-keyring, recording every message
 /// of a store and a read, shows the encrypted session algorithm negotiated and never the secret's bytes.
-@Suite("Secret Service encryption on the bus")
+@Suite("Secret Service encryption on the bus", .tags(.needsServices))
 struct SecretServiceEncryptionTests {
     @Test func aStoreAndAReadNegotiateTheEncryptedSessionAndNeverShowTheSecret() throws {
         let keyring = try SecretServiceInstance.start(.unlocked)

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// When the Secret Service is locked, absent, or has no default collection, sync operations fail with 69
 /// within seconds, never read as "empty" and never fall back to the device slot.
-@Suite("Secret Service failures")
+@Suite("Secret Service failures", .tags(.needsServices))
 struct SecretServiceFailureTests {
     /// How long a failing Secret Service call may take end to end.
     static let bound: Duration = .seconds(15)

@@ -1,10 +1,11 @@
 import Testing
+import TestSupport
 
 /// A provider's prompts (org.freedesktop.Secret.Prompt), run the Secret Service way and always bounded: each
 /// case is a real service object on a private bus (`scripts/fake-secret-service.py`) that answers
 /// `CreateItem` or `Unlock` with a prompt, as KeePassXC does for every new item and for an item behind its
 /// access confirmation. (KeePassXC itself is in `KeePassXCTests`.)
-@Suite("Secret Service prompts")
+@Suite("Secret Service prompts", .tags(.needsServices))
 struct SecretServicePromptTests {
     static let bound: Duration = .seconds(15)
 

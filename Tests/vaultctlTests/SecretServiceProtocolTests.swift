@@ -1,10 +1,11 @@
 import Testing
+import TestSupport
 
 /// What vaultctl does when the peer on the bus misbehaves: each provider case is a real service object on a
 /// private dbus-daemon (`scripts/fake-secret-service.py`), each bus-level case a byte-level peer
 /// (`RawBusPeer`). vaultctl must answer with the right exit code and words, within seconds, and never read a
 /// failure as "empty". (The same client against a real gnome-keyring is in the other suites.)
-@Suite("Secret Service protocol failures")
+@Suite("Secret Service protocol failures", .tags(.needsServices))
 struct SecretServiceProtocolTests {
     static let bound: Duration = .seconds(15)
 

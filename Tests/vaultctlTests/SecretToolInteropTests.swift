@@ -1,8 +1,9 @@
 import Testing
+import TestSupport
 
 /// The sync slot is a plain Secret Service item with schema `org.vaultctl.Slot` and attribute `slot`, so
 /// `secret-tool` sees what vaultctl stores and vaultctl sees what `secret-tool` stores.
-@Suite("secret-tool interoperability")
+@Suite("secret-tool interoperability", .tags(.needsServices))
 struct SecretToolInteropTests {
     @Test func secretToolLooksUpWhatVaultctlStoredInSync() throws {
         let sb = try Sandbox()

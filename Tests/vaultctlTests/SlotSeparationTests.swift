@@ -1,8 +1,9 @@
 import Testing
+import TestSupport
 
 /// The device slot and the Secret Service slot really are separate places, checked from outside vaultctl:
 /// the files on disk, `secret-tool` on the real keyring, and a copy of the state folder on another bus.
-@Suite("The two slots are separate")
+@Suite("The two slots are separate", .tags(.needsServices))
 struct SlotSeparationTests {
     @Test func deviceAndSyncValuesLiveApart() throws {
         let sb = try Sandbox()

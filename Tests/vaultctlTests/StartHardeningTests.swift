@@ -1,10 +1,12 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// vaultctl is not dumpable before its `main` runs (Sources/CStartHardening): a same-user program that opened
 /// /proc/PID/mem or attached while it was dumpable would keep that access afterwards. The installed gate is
-/// started then too, once vaultctl is not dumpable, before main.
-@Suite struct StartHardeningTests {
+/// started then too, once vaultctl is not dumpable, before main. Root: strace reads the paths a process that is
+/// not dumpable gives execve only with CAP_SYS_PTRACE (as another user it shows their addresses).
+@Suite(.tags(.needsRoot)) struct StartHardeningTests {
     @Test func vaultctlIsNotDumpableBeforeMainRuns() throws {
         let trace = NSTemporaryDirectory() + "start-hardening-\(getpid()).trace"
         defer { unlink(trace) }

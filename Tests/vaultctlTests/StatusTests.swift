@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `vaultctl status SLOT [--verbose] [--json]`: says where a secret is, as far as vaultctl can know, without ever
 /// prompting or touching PAM. Every status here runs with no pam_wrapper variables and no VAULT_ASKPASS
 /// (and no terminal), so a command that tried to authenticate could not succeed.
-@Suite("status: where a secret is")
+@Suite("status: where a secret is", .tags(.needsServices))
 struct StatusTests {
     static let states: Set<String> = ["in-slot", "cannot-leave-device", "on-this-device", "unknown", "none"]
     static let forbiddenWords = ["synced", "backed up"]

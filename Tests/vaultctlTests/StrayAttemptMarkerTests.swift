@@ -3,10 +3,11 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// A rate-limit place that cannot be removed (here a folder named like a marker of a process that is gone)
 /// is reported, never counted as a failure again and again.
-@Suite("rate limit: a marker that cannot be removed")
+@Suite("rate limit: a marker that cannot be removed", .tags(.needsServices))
 struct StrayAttemptMarkerTests {
     @Test func aFolderNamedLikeAMarkerIsReportedAndNeverCounted() throws {
         let sb = try Sandbox()

@@ -3,10 +3,11 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// A COMMAND that cannot run is refused before any prompt, and counts nothing: a typo must not cost a
 /// password, let alone a place in the rate limit.
-@Suite("supply: a COMMAND that cannot run")
+@Suite("supply: a COMMAND that cannot run", .tags(.needsServices))
 struct SupplyCommandCheckTests {
     @Test func aCommandThatCannotRunIsRefusedBeforeAnyPromptAndNotCounted() throws {
         let sb = try Sandbox()

@@ -6,7 +6,7 @@ import TestSupport
 /// refused before any prompt, then PAM, then the exact secret on COMMAND's stdin (never argv or environment).
 ///
 /// Every prompt goes through a counting askpass program, so "before any prompt" is a count of zero.
-@Suite("supply and askpass")
+@Suite("supply and askpass", .tags(.needsServices))
 struct SupplyTests {
     // MARK: Delivery
 
@@ -246,7 +246,7 @@ struct SupplyTests {
 }
 
 /// The rate limit end to end: shared by every process and every gated command; while blocked, 75 and no prompt.
-@Suite("rate limit")
+@Suite("rate limit", .tags(.needsServices))
 struct RateLimitTests {
     @Test func threeWrongPasswordsBlockTheFourthAttemptWithoutAPrompt() throws {
         let sb = try Sandbox()

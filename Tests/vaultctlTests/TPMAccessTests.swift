@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// A user who may not open the machine's TPM is told so, and why (issue 25, point 9): on Debian
 /// `/dev/tpmrm0` is `root:tss 0660`, so a user outside `tss` gets the machine-id binding, and "no TPM
@@ -10,7 +11,8 @@ import Testing
 /// own whose `/dev` is a tmpfs with the usual nodes bound in and a `tpmrm0` node made as the case needs
 /// (none, or `root:tss 0660`); nothing on the host changes, and no real TPM is touched.
 @Suite("TPM access for a normal user", .enabled(if: getuid() == 0 && access("/usr/bin/unshare", X_OK) == 0
-                                                 && access("/usr/bin/setpriv", X_OK) == 0, "needs root, unshare and setpriv"))
+                                                 && access("/usr/bin/setpriv", X_OK) == 0, "needs root, unshare and setpriv"),
+       .tags(.needsRoot))
 struct TPMAccessTests {
     /// Runs `commands` (shell words; `$V` is the built vaultctl) as uid 65534 with `/dev/tpmrm0` made by
     /// `node` (a shell command run in the new /dev, or nothing), its HOME a fresh folder of its own.

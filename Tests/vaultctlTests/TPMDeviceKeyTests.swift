@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// The device key sealed by a real software TPM (swtpm on private sockets): store and read, what status
 /// says, the blobs as tpm2-tools see them, and every bad condition (another TPM, no TPM, a hung TPM,
@@ -10,7 +11,7 @@ import Testing
 ///
 /// Only software TPMs are tested: no test here (or anywhere) runs against a real `/dev/tpmrm0`, which this
 /// machine and CI do not have; `withoutAKernelTPMTheDefaultIsTheMachineID` checks the default's fallback.
-@Suite("device key sealed by the TPM", .serialized)
+@Suite("device key sealed by the TPM", .serialized, .tags(.needsRoot, .needsServices))
 struct TPMDeviceKeyTests {
     /// `VAULTCTL_TPM2_TCTI` for a TPM.
     static func using(_ tpm: SoftwareTPM) -> [String: String] { ["VAULTCTL_TPM2_TCTI": tpm.tcti] }

@@ -3,10 +3,11 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// `vaultctl target add|list|remove`: the receiver's own list of what `receive NAME` unlocks, and
 /// `receive --print-authorized-key`.
-@Suite("target add, list, remove")
+@Suite("target add, list, remove", .tags(.needsServices))
 struct TargetCommandTests {
     @Test func addListRemove() throws {
         let sb = try Sandbox()

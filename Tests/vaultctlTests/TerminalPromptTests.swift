@@ -3,10 +3,11 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// The password prompt on a real pseudo-terminal, typed at through `script(1)`: the keystrokes are sent once
 /// the prompt is on the terminal (the prompt flushes what was typed before it).
-@Suite("terminal prompt")
+@Suite("terminal prompt", .tags(.needsServices))
 struct TerminalPromptTests {
     /// Runs `command` (a shell line) inside `script`, so it has a pseudo-terminal as its controlling
     /// terminal, and types `keys` there once `prompt` is on it (within 20 s). The terminal's input stays open
@@ -114,7 +115,7 @@ struct TerminalPromptTests {
 }
 
 /// `list` on a terminal pads the names so the modes line up; piped, it stays tab-separated.
-@Suite("list on a terminal")
+@Suite("list on a terminal", .tags(.needsServices))
 struct ListOnATerminalTests {
     @Test func listPadsColumnsOnATerminalAndUsesTabsWhenPiped() throws {
         let sb = try Sandbox(busAddress: "unix:path=/nonexistent")

@@ -3,11 +3,12 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// The TPM-sealed device key is unsealed only after PAM, for the read that needs it: every command, run
 /// against a real software TPM through a `vaultctl-tpm` that notes each operation, unseals nothing unless
 /// it passed a fresh authentication (and nothing at all when the password is wrong).
-@Suite("the device key is unsealed only behind PAM", .serialized)
+@Suite("the device key is unsealed only behind PAM", .serialized, .tags(.needsServices))
 struct UnsealBehindPAMTests {
     /// The built vaultctl copied into a folder of its own, with a `vaultctl-tpm` beside it that appends its
     /// operation (`seal` or `unseal`) to a log and then runs the real helper.

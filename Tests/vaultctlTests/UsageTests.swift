@@ -1,7 +1,8 @@
 import Testing
+import TestSupport
 
 /// Usage errors exit 64 before anything is touched; help and version exit 0.
-@Suite("Usage errors and help")
+@Suite("Usage errors and help", .tags(.needsServices))
 struct UsageTests {
     static let badNames = ["../x", "a/b", "", String(repeating: "a", count: 129)]
 

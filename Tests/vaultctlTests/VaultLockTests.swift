@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import vaultctl
 
 /// Which commands run while the vault is locked, decided once per `CommandKind`.
@@ -19,7 +20,7 @@ struct CommandKindLockTests {
 
 /// `vaultctl lock` (no password, from anywhere, also locks the Secret Service collection) and `vaultctl unlock`
 /// (a nearby session, then PAM). Tests that lock a keyring use a private one, never the shared keyring.
-@Suite("vault lock")
+@Suite("vault lock", .tags(.needsServices))
 struct VaultLockTests {
     /// An address where no bus listens: `lock` still locks the vault and says the collection was not locked.
     static let noBus = "unix:path=/nonexistent"

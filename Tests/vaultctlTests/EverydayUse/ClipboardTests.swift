@@ -7,7 +7,7 @@ import TestSupport
 
 /// `read SLOT --clip`: the secret on the real clipboard (Xvfb with xclip or xsel, headless sway with
 /// wl-copy), said where and for how long, cleared after the time only if the clipboard still holds it.
-@Suite("read --clip")
+@Suite("read --clip", .tags(.needsServices))
 struct ClipboardTests {
     /// How long the clipboard tests leave a secret there: long enough that a paste right after the read
     /// comes within it on a loaded machine (a 2 s window was missed under CI-like load).

@@ -2,11 +2,12 @@
 import Glibc
 #endif
 import Testing
+import TestSupport
 
 /// `vaultctl completion bash|zsh|fish`: scripts generated from the command table, driven for real in bash
 /// (COMP_WORDS into the completion function) and fish (`complete -C`), loaded in zsh. Slot names come from
 /// local metadata only: completing never prompts, never reads a secret and never waits for a bus.
-@Suite("Shell completion")
+@Suite("Shell completion", .tags(.needsServices))
 struct CompletionTests {
     /// Runs `shell ARGS` with the sandbox's environment and the built vaultctl first on PATH.
     static func shell(_ sb: Sandbox, _ program: String, _ args: [String], bus: String? = nil,

@@ -1,9 +1,10 @@
 import Testing
+import TestSupport
 
 /// `make demo`'s tour (scripts/demo.sh) run with the built binary: every step does what it shows, or the
 /// script exits non-zero (issue 25, point 1: its deletes once ran outside the demo's PAM stack and failed
 /// while the demo still exited 0).
-@Suite("the demo")
+@Suite("the demo", .tags(.needsServices))
 struct DemoTests {
     @Test func theDemoRunsEveryStepAsItShows() throws {
         let r = ProcessRunner.run(Paths.tool("bash"), ["\(Paths.repositoryRoot)/scripts/demo.sh", Paths.vaultctl],

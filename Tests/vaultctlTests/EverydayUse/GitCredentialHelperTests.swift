@@ -3,10 +3,11 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// `credential.helper vaultctl` with real git: `git credential approve|fill|reject` and a `git ls-remote`
 /// against a local server that demands Basic authentication; and askpass refusing git's username prompt.
-@Suite("git credential helper")
+@Suite("git credential helper", .tags(.needsServices))
 struct GitCredentialHelperTests {
     static func fields(_ host: String, user: String? = "alice", password: String? = nil) -> [(String, String)] {
         var f = [("protocol", "https"), ("host", host)]

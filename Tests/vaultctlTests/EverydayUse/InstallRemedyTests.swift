@@ -3,12 +3,13 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// Issue 36, point 5, end to end: the built binary says what its own install needs. Run from the build tree
 /// it says it is not installed and to install (either way), never a command as if it were; the same binary
 /// at PREFIX/bin/vaultctl beside PREFIX/libexec/vaultctl (as `make install` puts it, its gate gone) names
 /// `make install` with that PREFIX. The package's words come from the package's build (`InstallationTests`).
-@Suite("Install remedies")
+@Suite("Install remedies", .tags(.needsServices))
 struct InstallRemedyTests {
     @Test func theBuildTreesBinarySaysToInstall() throws {
         let sb = try Sandbox(busAddress: "unix:path=/nonexistent/bus")

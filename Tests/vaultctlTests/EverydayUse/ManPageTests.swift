@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import vaultctl
 
 /// `vaultctl help --man`: the manual page, generated from the command table, renders without a warning
 /// and lists every command, option, exit code, variable and file that `help` does.
-@Suite("Manual page")
+@Suite("Manual page", .tags(.needsServices))
 struct ManPageTests {
     /// The page as `man -l` shows it, wide enough that no line is wrapped.
     static func rendered(_ sb: Sandbox) throws -> (roff: [UInt8], text: String) {

@@ -3,10 +3,11 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// Parallel vaultctl processes on one slot and on many: no torn, lost or mixed values, and a reader never
 /// sees a partial file. Every process is a real `vaultctl` started at the same moment as the others.
-@Suite("concurrency")
+@Suite("concurrency", .tags(.needsServices))
 struct ConcurrencyTests {
     /// How many times each writer stores its value.
     static let rounds = 3

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Testing
+import TestSupport
 
 /// Every way a crash can leave the record and the two slots, made by hand rather than hoped for from random
 /// kills: the device slot holding value A or nothing, the keyring holding value B or nothing, the record
@@ -9,7 +10,7 @@ import Testing
 ///
 /// `read` takes the recorded slot when it holds a value, else the other; `status` says where a value is and
 /// never "none" while one is there; `delete` then leaves nothing anywhere.
-@Suite("crash states: record and slots disagreeing")
+@Suite("crash states: record and slots disagreeing", .tags(.needsServices))
 struct CrashStateTests {
     struct State: Sendable, CustomTestStringConvertible {
         let device: Bool

@@ -3,12 +3,13 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// A change that asked no password because of what one look saw is done only if that still holds under the
 /// change lock, on what is there then (issue 22, points 1, 2 and 5). Each race is made deterministic: the
 /// attacker's command is stopped (strace) on entry to its `openat` of `.changes.lock` for the change, right
 /// after its look; the owner changes the slot; then the attacker goes on.
-@Suite("changes decided under the lock")
+@Suite("changes decided under the lock", .tags(.needsServices))
 struct DecidedUnderTheLockTests {
     /// The change lock's path, which every look (shared) and change (exclusive) opens.
     static func changeLock(_ sb: Sandbox) -> String { "\(sb.stateFolder)/.changes.lock" }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// `delete` killed with SIGKILL at random moments: after every kill, `read` gives the whole value or says the
 /// slot is empty (66), and `status` agrees with it: "none" exactly when the value is gone from both slots. A
@@ -15,7 +16,7 @@ import Testing
 /// must never make the copy reads did not see (an older or a newer one) the value.
 ///
 /// Each loop runs chains side by side, one slot each, in one state folder.
-@Suite("delete: crash safety")
+@Suite("delete: crash safety", .tags(.needsServices))
 struct DeleteCrashTests {
     static let chains = 2
     static let iterationsPerChain = 60

@@ -3,11 +3,12 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// The smaller gaps of issue 22: `credential erase` without a password, askpass answers that are no answer,
 /// `lock` killed between locking the keyring and writing it down, changes behind a held audit lock, names
 /// that are not UTF-8, and an empty secret said before the bus is asked.
-@Suite("gate gaps")
+@Suite("gate gaps", .tags(.needsServices))
 struct GateGapsTests {
     // MARK: credential erase (point 6)
 

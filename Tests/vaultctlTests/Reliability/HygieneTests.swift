@@ -3,11 +3,12 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// Where a secret must never be: in any file of vaultctl's folders (raw bytes: device files are sealed), in
 /// the audit log, on stderr, in the argv or environment of vaultctl or of any program it starts, and in a
 /// core dump (there is none: core dumps are off and the process is not dumpable while it holds a secret).
-@Suite("secret hygiene")
+@Suite("secret hygiene", .tags(.needsServices))
 struct HygieneTests {
     /// The pieces of `secret` searched for: the whole, and three disjoint parts of 24 bytes (a leak of part
     /// of it counts too).

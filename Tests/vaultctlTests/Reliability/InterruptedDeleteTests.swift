@@ -2,10 +2,11 @@
 import Glibc
 #endif
 import Testing
+import TestSupport
 
 /// A `delete` killed at a chosen system call (with strace's fault injection) after a `store` that could not
 /// remove the old copy: the delete must never bring the older, overwritten value back.
-@Suite("delete: interrupted after an interrupted store")
+@Suite("delete: interrupted after an interrupted store", .tags(.needsServices))
 struct InterruptedDeleteTests {
     /// The state a `store` leaves when it is cut short after writing the new value and the record, before
     /// removing the old copy (reads correctly ignore that copy): made here by a device store while the

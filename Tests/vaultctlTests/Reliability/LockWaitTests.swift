@@ -3,11 +3,12 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// Every wait for one of vaultctl's locks is bounded: a lock held by another process (a `store` stopped
 /// with Ctrl-Z, `flock(1)`) makes a command give up with 75 naming the holder's PID, never hang; `lock`
 /// never waits behind anything it can do without.
-@Suite("locks: every wait is bounded")
+@Suite("locks: every wait is bounded", .tags(.needsServices))
 struct LockWaitTests {
     /// `flock --no-fork -x PATH sleep 120` (so the holder is one process, `sleep` once it runs), started and
     /// holding the lock when this returns; killed on deinit.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// vaultctl's folders and files, loosened after the fact: a mode that lets the group or others in, another
 /// owner (`nobody`, given away as root), or a symlink in its place. Through the binary, for read, store, list
@@ -11,7 +12,7 @@ import Testing
 ///
 /// Covered elsewhere and not repeated: a world-readable slot file and a world-readable slots folder
 /// (`DeviceFileTests`); every case at the `SealedFileSlot` level (`SealedFileSlotPermissionTests`).
-@Suite("permissions through the binary")
+@Suite("permissions through the binary", .tags(.needsServices))
 struct PermissionTests {
     enum Loosening: Sendable, CustomTestStringConvertible {
         case mode(mode_t)

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// A sync read finds its item and opens the encrypted session before the password prompt, and after it asks
 /// the provider only for that item's secret and attributes (`GetSecret`, and `Attributes` to see it is still
@@ -14,7 +15,7 @@ import Testing
 ///
 /// The askpass program makes the change (then answers the password), so it lands exactly between the look
 /// before the prompt and the read after it.
-@Suite("sync reads across the prompt")
+@Suite("sync reads across the prompt", .tags(.needsServices))
 struct ReadAcrossThePromptTests {
     /// On a private gnome-keyring with `dbus-monitor` watching: before the prompt, the search and the key
     /// exchange; after it, vaultctl asks the provider for the item's `Attributes` and `GetSecret`, nothing more. The askpass program marks the

@@ -3,11 +3,12 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// Reads hold the change lock shared while they look, so a read that runs while stores keep moving the value
 /// between the two slots finds it in one of them: it never answers "empty" (66) or a Secret Service error for
 /// a value that is there all along. A change that holds the lock too long makes a look give up (75), not hang.
-@Suite("reads during mode changes")
+@Suite("reads during mode changes", .tags(.needsServices))
 struct ReadDuringChangeTests {
     @Test func readsFindTheValueWhileStoresAlternateModes() throws {
         let sb = try Sandbox()

@@ -3,11 +3,12 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// A copy that the record says is not the value is never served as the value (issue 22, points 3 and 4):
 /// reads fall through to the other slot only when the recorded slot answered that it is empty, never when it
 /// could not be asked; a record that cannot be read is not "no record".
-@Suite("stale copies are never served")
+@Suite("stale copies are never served", .tags(.needsServices))
 struct StaleCopyTests {
     static let noBus = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Testing
+import TestSupport
 
 /// `store` killed with SIGKILL at random moments: after every kill, `read` gives exactly the old value or the
 /// new one (never a mix, never a cut-short value), `status` still finds it, and each slot on its own holds
@@ -14,7 +15,7 @@ import Testing
 ///
 /// Each loop runs three chains at once, one slot each, in one state folder: kills also land while another
 /// process holds the record's lock or writes the same folders.
-@Suite("store: crash safety")
+@Suite("store: crash safety", .tags(.needsServices))
 struct StoreCrashTests {
     static let chains = 3
     static let iterationsPerChain = 60

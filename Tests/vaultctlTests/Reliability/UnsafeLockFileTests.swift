@@ -2,11 +2,12 @@
 import Glibc
 #endif
 import Testing
+import TestSupport
 
 /// A lock file, the state folder or the vault's `locked` marker that is not what vaultctl made (a symlink, a
 /// dangling symlink, a folder, loose permissions, another owner; a file where the folder should be) is
 /// refused with 78 like any unsafe file, in one line naming it, never exit 1 and never silently accepted.
-@Suite("locks: unsafe lock files are 78")
+@Suite("locks: unsafe lock files are 78", .tags(.needsRoot, .needsServices))
 struct UnsafeLockFileTests {
     enum Plant: String, CaseIterable, Sendable {
         case symlink, danglingSymlink, folder, looseMode, otherOwner
