@@ -1,3 +1,6 @@
+// A release build (`make release`, with the static stdlib) builds every target of the package, this one
+// too, and has no Testing module: the tags exist only where the tests are built.
+#if canImport(Testing)
 import Testing
 
 /// What a suite needs beyond the build, so that a fast tier can leave it out on a machine without it:
@@ -12,3 +15,4 @@ extension Tag {
     /// fprintd, an X or Wayland display.
     @Tag public static var needsServices: Self
 }
+#endif

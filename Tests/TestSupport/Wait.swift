@@ -9,11 +9,19 @@ import Glibc
 public enum Wait {
     /// Whether `condition` held within `seconds`, asked at once and then every `interval` seconds.
     public static func until(seconds: Double, interval: Double = 0.02, _ condition: () -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        let deadline = monotonicSeconds() + seconds
         while true {
             if condition() { return true }
-            if ContinuousClock.now >= deadline { return false }
+            if monotonicSeconds() >= deadline { return false }
             usleep(UInt32(interval * 1_000_000))
         }
+    }
+
+    /// CLOCK_MONOTONIC in seconds (not ContinuousClock: `make release` builds this target too, without the
+    /// implicit concurrency module).
+    static func monotonicSeconds() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
     }
 }
