@@ -152,10 +152,7 @@ public final class GateSession {
     var audit: AuditLog { AuditLog(folder: store.folder) }
     var limiter: RateLimiter {
         get throws(VaultError) {
-            var limiter = RateLimiter(stateFolder: store.folder, policy: try policy.rateLimit, clock: clock)
-            let (audit, clock) = (self.audit, self.clock)
-            limiter.abandoned = { count in audit.appendAbandoned(count, time: TimeText.iso8601(clock.now())) }
-            return limiter
+            RateLimiter.audited(folder: store.folder, policy: try policy.rateLimit, clock: clock)
         }
     }
 

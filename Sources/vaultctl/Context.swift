@@ -76,10 +76,7 @@ final class Context {
     }
 
     func limiter() throws(CommandFailure) -> RateLimiter {
-        var limiter = RateLimiter(stateFolder: locations.state, policy: try policy().rateLimit, clock: clock)
-        let (audit, clock) = (self.audit, self.clock)
-        limiter.abandoned = { count in audit.appendAbandoned(count, time: TimeText.iso8601(clock.now())) }
-        return limiter
+        RateLimiter.audited(folder: locations.state, policy: try policy().rateLimit, clock: clock)
     }
 
     /// Where failures that are not PAM's are counted: the gate's rate limit when the vault is protected.
@@ -220,9 +217,7 @@ final class Context {
             Double(PolicyReading(configFolder: config).forPrompt().askpassSeconds)
         }
         let gate = RateLimitedGate(pam, placeWait: placeWait, say: { Output.message($0) }) { () throws(VaultError) -> RateLimiter in
-            var limiter = RateLimiter(stateFolder: state, policy: try PolicyReading(configFolder: config).strict().rateLimit, clock: clock)
-            limiter.abandoned = { count in AuditLog(folder: state).appendAbandoned(count, time: TimeText.iso8601(clock.now())) }
-            return limiter
+            RateLimiter.audited(folder: state, policy: try PolicyReading(configFolder: config).strict().rateLimit, clock: clock)
         }
         let v = Vault(device: SealedFileSlot(folder: locations.state, machine: machine, tpm: TPMChoice.fromEnvironment()),
                       sync: SecretServiceSlot(),
