@@ -65,7 +65,10 @@ final class GateExchange {
         mkdir(base, 0o700)
         mkdir(home, 0o700)
         var a: [Int32] = [0, 0], b: [Int32] = [0, 0]
+        // Close-on-exec: a test of another suite that spawns a process meanwhile must not keep an end open (the
+        // session would never see the end of input, and `finish` would wait for its idle bound).
         precondition(pipe(&a) == 0 && pipe(&b) == 0)
+        for fd in a + b { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         toGate = a[1]
         fromGate = b[0]
         reader = GateFrameReader(fd: b[0])
