@@ -54,24 +54,9 @@ public final class GateSession {
     /// written): until then nothing goes into the folder.
     var boundID: String?
 
-    /// What one authentication of the exchange is made of, for `makeGate`.
-    struct Asking {
-        let relay: any PromptRelay
-        let user: String
-        /// `PAM_RHOST`: the origin's host for a remote session, nil for a nearby one.
-        let remoteHost: String?
-        /// The bound on the whole authentication (the policy's), and what to do at it when nothing was guessed.
-        let seconds: Int
-        let unguessed: @Sendable () -> Void
-        let started: PAMGate.Transaction?
-    }
-
     /// Makes the gate that asks the person: PAM, always, but in the session's in-process tests, which give
     /// a gate of their own (the rate limit, the audit line and the grants around it stay the session's).
-    var makeGate: (Asking) -> any PresenceGate = { a in
-        let (host, seconds, unguessed) = (a.remoteHost, a.seconds, a.unguessed)
-        return PAMGate(source: a.relay, user: a.user, remoteHost: { host }, deadline: { (seconds, nil, unguessed) }, started: a.started)
-    }
+    var makeGate: (Authentication) -> any PresenceGate = { $0.pam }
 
     /// How long the CLI may be silent between requests (a person typing a new secret after the prompt).
     static let idleSeconds = 300.0
@@ -268,10 +253,11 @@ public final class GateSession {
         let bound = try policy.authenticationSeconds
         // The place counts if the gate ends before giving it back, from the start (see countsIfInterrupted); at
         // the bound with nothing guessed, it is taken back first.
-        let asking = Asking(relay: relay, user: user, remoteHost: remoteHost, seconds: bound,
-                            unguessed: { try? limiter.markAsking() }, started: transaction)
-        var gate = RateLimitedGate(makeGate(asking),
-                                   placeWait: { seconds }, say: { relay.show($0, isError: false) }) { () throws(VaultError) -> RateLimiter in limiter }
+        let asking = Authentication(relay: relay, user: user, remoteHost: { remoteHost },
+                                    deadline: { (bound, nil, { try? limiter.markAsking() }) },
+                                    placeWait: { seconds }, say: { relay.show($0, isError: false) },
+                                    limiter: { () throws(VaultError) -> RateLimiter in limiter }, started: transaction)
+        var gate = asking.gate(asking: makeGate(asking))
         let shown = scope.prompt(reason)
         var single: SlotName?
         if case .slots(let names) = scope, names.count == 1 { single = names[0] }

@@ -203,22 +203,20 @@ final class Context {
         // Judged when PAM starts, by the policy's ranges (the built-in ones if it cannot be read: the rate
         // limit refuses such a policy before PAM runs).
         let origins = self.origins
-        let pam = PAMGate(source: passwordSource, user: user, remoteHost: {
+        // The policy is read only when a prompt is about to happen: a malformed policy.json must not stop
+        // status, list, store or delete. A fourth parallel prompt waits for a place (as long as an askpass
+        // program may take to answer).
+        let gate = Authentication(relay: passwordSource, user: user, remoteHost: {
             // The command's one judgement (by the policy's ranges, or the built-in ones if it cannot be read).
             (try? origins.origin { () throws(VaultError) -> Policy in PolicyReading(configFolder: config).forPrompt() })?.pamRemoteHost
         }, deadline: {
             let seconds = PolicyReading(configFolder: config).forPrompt().authenticationSeconds
             return (seconds, PAMGate.deadlineMessage(seconds), nil)
-        })
-        // The policy is read only when a prompt is about to happen: a malformed policy.json must not
-        // stop status, list, store or delete.
-        // A fourth parallel prompt waits for a place (as long as an askpass program may take to answer).
-        let placeWait: @Sendable () -> Double = {
+        }, placeWait: {
             Double(PolicyReading(configFolder: config).forPrompt().askpassSeconds)
-        }
-        let gate = RateLimitedGate(pam, placeWait: placeWait, say: { Output.message($0) }) { () throws(VaultError) -> RateLimiter in
+        }, say: { Output.message($0) }, limiter: { () throws(VaultError) -> RateLimiter in
             RateLimiter.audited(folder: state, policy: try PolicyReading(configFolder: config).strict().rateLimit, clock: clock)
-        }
+        }).rateLimitedPAM
         let v = Vault(device: SealedFileSlot(folder: locations.state, machine: machine, tpm: TPMChoice.fromEnvironment()),
                       sync: SecretServiceSlot(),
                       record: ModeRecord(folder: locations.config),
