@@ -54,8 +54,9 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SlotsTests", dependencies: ["Slots", "SecretService", "CBusConnector", "TestSupport"]),
         .testTarget(name: "VaultTests", dependencies: ["Vault", "GateProtocol", "VaultRules", "JSON", "Slots", "TestSupport"]),
-        // The gate's session in process: its rules over pipes, with a gate and a store of the test's own (no root).
-        .testTarget(name: "GateServiceTests", dependencies: ["GateService", "GateProtocol", "VaultRules", "Slots", "TestSupport"]),
+        // The gate's session in process: its rules over pipes, with a gate and a store of the test's own (no root);
+        // Vault for the CLI's halves of the protocol (a request as sent, a refusal read back).
+        .testTarget(name: "GateServiceTests", dependencies: ["GateService", "GateProtocol", "VaultRules", "Slots", "Vault", "TestSupport"]),
         .testTarget(name: "vaultctlTests", dependencies: ["vaultctl", "vaultctl-tpm", "vaultctl-gate", "GateService", "GateProtocol", "VaultRules", "Vault", "Slots", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -81,7 +81,7 @@ public struct GateFrame {
     }
 
     /// A frame as read: a zeroizing buffer for the words that may carry a secret, plain bytes otherwise.
-    init(_ word: GateWord, reading bytes: UnsafeRawBufferPointer) {
+    package init(_ word: GateWord, reading bytes: UnsafeRawBufferPointer) {
         self.word = word
         body = word.carriesSecret ? .secret(SecretBytes(copying: bytes)) : .plain(Array(bytes))
     }
@@ -164,22 +164,7 @@ public struct GateFrame {
         }
     }
 
-    /// Every frame in `stream`, in order; nil when any part of it is not a frame of this protocol or the
-    /// last one is cut short. (The parser the fuzzer drives: the reader below uses the same header check.)
-    public static func parseAll(_ stream: UnsafeRawBufferPointer) -> [GateFrame]? {
-        var frames: [GateFrame] = []
-        var at = 0
-        while at < stream.count {
-            let rest = UnsafeRawBufferPointer(rebasing: stream[at...])
-            guard let newline = rest.prefix(maximumHeader + 1).firstIndex(of: 0x0A),
-                  let (word, length) = parseHeader(UnsafeRawBufferPointer(rebasing: rest[..<newline])),
-                  rest.count - newline - 1 >= length else { return nil }
-            let start = newline + 1
-            frames.append(GateFrame(word, reading: UnsafeRawBufferPointer(rebasing: rest[start..<(start + length)])))
-            at += start + length
-        }
-        return frames
-    }
+
 }
 
 /// Reads frames from a descriptor, each within a deadline. One reader per descriptor, for all its frames:

@@ -75,28 +75,6 @@ public enum GateRequest: Equatable, Sendable {
         }
     }
 
-    public var slot: SlotName? {
-        switch self {
-        case .holding(let n), .read(let n), .store(let n), .delete(let n), .importValue(let n): return n
-        case .authenticate(let scope, _):
-            if case .slots(let names) = scope, names.count == 1 { return names[0] }
-            return nil
-        case .names, .lock, .unlock, .finishImport, .log, .deviceKey, .recordFailure, .sealDeviceKey: return nil
-        }
-    }
-
-    /// The payload as sent.
-    public var text: String {
-        var out = "\(Self.version) \(verb)"
-        switch self {
-        case .holding(let n), .read(let n), .store(let n), .delete(let n), .importValue(let n): out += " \(n.rawValue)"
-        case .authenticate(let scope, let reason): out += " \(scope.text) \(Self.clean(reason))"
-        case .names, .lock, .unlock, .finishImport, .deviceKey, .recordFailure, .sealDeviceKey: break
-        case .log(let n, let skip): out += skip > 0 ? " \(n) \(skip)" : " \(n)"
-        }
-        return out
-    }
-
     /// Reads a request's payload; nil when it is not one of version 1.
     public static func parse(_ text: String) -> GateRequest? {
         guard text.utf8.count <= 4096, !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else { return nil }
@@ -137,7 +115,7 @@ public enum GateRequest: Equatable, Sendable {
 
     /// A reason made one protocol field: control characters become spaces, cut to 512 bytes on a character
     /// boundary, never empty.
-    static func clean(_ text: String) -> String {
+    package static func clean(_ text: String) -> String {
         let out = OneLineText.clean(text, maxBytes: maximumReason)
         return out.isEmpty ? "authenticate" : out
     }

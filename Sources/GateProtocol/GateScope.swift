@@ -12,14 +12,6 @@ public enum GateScope: Equatable, Sendable {
 
     static let maximumSlots = 64
 
-    public var text: String {
-        switch self {
-        case .none: return "-"
-        case .everySlot: return "*"
-        case .slots(let names): return names.map(\.rawValue).joined(separator: ",")
-        }
-    }
-
     static func parse(_ word: String) -> GateScope? {
         if word == "-" { return GateScope.none }
         if word == "*" { return .everySlot }

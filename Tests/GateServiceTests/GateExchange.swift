@@ -5,6 +5,7 @@ import Testing
 @testable import VaultRules
 import Slots
 import TestSupport
+import Vault
 
 /// A gate of the test's own in place of PAM: answers from a script (nil: the person is there), and asks its
 /// question through the session's relay first when `asks` (so the CLI's side of a prompt can be played).

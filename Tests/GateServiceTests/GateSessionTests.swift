@@ -4,6 +4,7 @@ import Testing
 @testable import GateProtocol
 @testable import VaultRules
 import Slots
+import Vault
 
 /// The gate's rules in process, without root: a `GateSession` on pipes, its store in a temporary folder and
 /// PAM replaced by a scripted gate (GateExchange.swift). The namespace tests of vaultctlTests (GateTests) run
