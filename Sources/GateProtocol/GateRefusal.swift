@@ -51,6 +51,7 @@ public enum GateRefusal {
         case .tpmLockout(let s): return ["tpm-lockout", s.map { "\($0)" } ?? "-"]
         case .tpmHelperMissing(let p): return ["tpm-helper-missing", p]
         case .gateUnavailable(let m): return ["gate-unavailable", m]
+        case .fleetNotConfigured(let p): return ["fleet-not-configured", p]  // the gate never meets it
         case .io(let p, let n, let op): return ["io", p, "\(n)", op]
         }
     }

@@ -81,6 +81,8 @@ extension PromptReason {
     /// The sentences of `kind` that name, quoted, exactly the slots an authentication for `names` opens: the
     /// gate shows these as they are. None for a sentence that names no slot (the gate says which it opens),
     /// or that holds words from elsewhere (a host, another program's prompt), which could name any.
+    /// A move names only the modes a person can give (`SlotMode.offered`): no move to or from the fleet
+    /// is asked for while it has no backend.
     static func sentences(_ kind: Kind, naming names: [SlotName]) -> [PromptReason] {
         let one = names.count == 1 ? names.first : nil
         switch kind {
@@ -90,8 +92,8 @@ extension PromptReason {
         case .supply: return one.map { [.supply($0)] } ?? []
         case .allowSupply: return one.map { [.allowSupply($0)] } ?? []
         case .eraseRejectedCredential: return [.eraseRejectedCredential(names)]
-        case .move: return one.map { n in SlotMode.allCases.map { .move(n, to: $0) } } ?? []
-        case .removeLeftCopy: return one.map { n in SlotMode.allCases.map { .removeLeftCopy(n, in: $0) } } ?? []
+        case .move: return one.map { n in SlotMode.offered.map { .move(n, to: $0) } } ?? []
+        case .removeLeftCopy: return one.map { n in SlotMode.offered.map { .removeLeftCopy(n, in: $0) } } ?? []
         case .unlockVault, .sealDeviceKey, .moveBehindGate, .replaceRecoveryCode, .markRecoveryCodeWrittenDown: return []
         case .send, .askpass: return []
         }

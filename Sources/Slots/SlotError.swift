@@ -36,6 +36,9 @@ public enum SlotError: Error, Equatable, Sendable {
     /// The device slot of a protected vault is behind `vaultctl-gate`, which could not be used or refused
     /// in words that are not a slot's (the vault locked, the audit log, a misinstalled gate).
     case gateUnavailable(String)
+    /// The mode record names the fleet for a value, and no fleet is configured here (`path`, the fleet's
+    /// configuration, does not exist): the fleet cannot be asked, so no other slot's copy stands in for it.
+    case fleetNotConfigured(path: String)
     /// An operating-system call failed.
     case io(path: String, errno: Int32, operation: String)
 }

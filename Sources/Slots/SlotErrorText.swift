@@ -49,6 +49,8 @@ public enum SlotErrorText {
             return "The TPM helper vaultctl-tpm is missing: it was looked for at \(path), beside vaultctl, and without it no key sealed by the TPM can be made or opened. \(installation.helperRemedy); nothing was changed."
         case .gateUnavailable(let why):
             return "The device slot is behind vaultctl-gate, which cannot be used: \(why)."
+        case .fleetNotConfigured(let path):
+            return "The mode record says this value is in the fleet, but no fleet is configured on this machine (\(path) does not exist), so it cannot be asked and no copy in another slot is used in its place; configure the fleet here, or store the value again."
         case .io(let path, let e, let op):
             return "Failed to \(op) \(path): \(String(cString: strerror(e)))."
         }

@@ -155,7 +155,10 @@ extension Vault {
             let (inDevice, inSync) = BackgroundThread.both({ device.holding(name) }, { sync.holding(name) })
             return (recorded, inDevice, inSync)
         }
-        let answer = Self.decide(recorded, record: record.filePath) { $0 == .device ? inDevice : inSync }
+        // The fleet is asked only when the record names it, and with no fleet configured that asks nothing.
+        let answer = Self.decide(recorded, record: record.filePath) {
+            $0 == .device ? inDevice : $0 == .sync ? inSync : slot($0).holding(name)
+        }
         var status = Self.describe(name, answer, recorded: recorded, inDevice: inDevice, inSync: inSync,
                                    record: record.filePath, device: device, sync: sync)
         status.recorded = recorded.mode

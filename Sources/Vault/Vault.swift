@@ -4,11 +4,14 @@ import VaultRules
 
 /// The façade the CLI uses: WHAT may be said about a slot and WHO may read it.
 ///
-/// The vault owns the two backends, the mode record and the presence gate. It never trusts the record
-/// alone: reads and deletes ask the slots themselves, recorded slot first.
+/// The vault owns the backends, the mode record and the presence gate. It never trusts the record alone:
+/// reads and deletes ask the slots themselves, recorded slot first.
 public struct Vault: Sendable {
     public let device: any Slot
     public let sync: any Slot
+    /// The fleet (issue 35), when one is configured; nil otherwise, and always for now: it is then never
+    /// asked, and a record that names it makes the value "unknown".
+    public let fleet: (any Slot)?
     public let record: ModeRecord
     public let gate: any PresenceGate
     /// A lock file that serializes changes (store, move, delete) across processes, so two stores of one
@@ -27,12 +30,14 @@ public struct Vault: Sendable {
     /// nil: the device slot takes values.
     public let beforeDeviceWrite: (@Sendable (SlotName) throws(VaultError) -> Void)?
 
-    public init(device: any Slot, sync: any Slot, record: ModeRecord, gate: any PresenceGate, changeLock: String? = nil,
+    public init(device: any Slot, sync: any Slot, fleet: (any Slot)? = nil, record: ModeRecord, gate: any PresenceGate,
+                changeLock: String? = nil,
                 changeGates: @escaping @Sendable () throws(VaultError) -> ChangeGates = { .all },
                 beforeChange: @escaping @Sendable () throws(VaultError) -> Void = {},
                 beforeDeviceWrite: (@Sendable (SlotName) throws(VaultError) -> Void)? = nil) {
         self.device = device
         self.sync = sync
+        self.fleet = fleet
         self.record = record
         self.gate = gate
         self.changeLock = changeLock
@@ -73,7 +78,20 @@ public struct Vault: Sendable {
     /// operations (write, look, delete), each bounded by its timeout.
     static let changeLockWait = 3 * SlotMode.syncOperationSeconds
 
-    public func slot(_ mode: SlotMode) -> any Slot { mode == .device ? device : sync }
+    public func slot(_ mode: SlotMode) -> any Slot {
+        switch mode {
+        case .device: return device
+        case .sync: return sync
+        case .fleet: return fleet ?? UnconfiguredFleet(configuration: fleetConfiguration)
+        }
+    }
+
+    /// The slots that count, in the order a value is looked for when the record names none: device, sync,
+    /// then the fleet when one is configured.
+    public var modes: [SlotMode] { fleet == nil ? [.device, .sync] : [.device, .sync, .fleet] }
+
+    /// Where the fleet's configuration is: `fleet.json` in the config folder, beside the mode record.
+    public var fleetConfiguration: String { "\(record.folder)/fleet.json" }
 
     /// What a store did beyond writing: a note for the person when an old copy could not be removed.
     public struct StoreOutcome: Sendable {

@@ -50,10 +50,10 @@ extension Command {
 
 /// Every command vaultctl has, in the order help lists them.
 enum CommandTable {
-    static let modeOption = OptionSpec.value("mode", "MODE", choices: ["device", "sync"],
+    static let modeOption = OptionSpec.value("mode", "MODE", choices: SlotMode.offered.map { $0.rawValue },
         "where to keep it: device (sealed file bound to this machine, the default) or sync (Secret Service item)")
     /// git passes the helper's arguments to all three actions: --mode matters only to store.
-    static let credentialModeOption = OptionSpec.value("mode", "MODE", choices: ["device", "sync"],
+    static let credentialModeOption = OptionSpec.value("mode", "MODE", choices: SlotMode.offered.map { $0.rawValue },
         "where store keeps a new credential: device (the default) or sync; get and erase look in both")
     static let clipOptions: [OptionSpec] = [
         .flag("clip", "put the secret on the clipboard instead of standard output"),
@@ -126,7 +126,7 @@ enum CommandTable {
                 out of it in its Recycle Bin (see 'vaultctl help delete').
                 """,
                 positionals: 1...1,
-                options: [.value("to", "MODE", choices: ["device", "sync"], "the slot to move it to")],
+                options: [.value("to", "MODE", choices: SlotMode.offered.map { $0.rawValue }, "the slot to move it to")],
                 run: MoveCommand.run),
         Command(kind: .recoveryGenerate, synopsis: "recovery generate [--mode device|sync] [--replace] [--password-stdin]",
                 abstract: "Store a new random recovery code in slot 'recovery-code' (not shown).",

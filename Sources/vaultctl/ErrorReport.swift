@@ -118,7 +118,7 @@ enum ErrorReport {
         case .badSecretSize, .foreignMachine, .wrongSlot, .tampered, .tpmForeign: code = .dataError
         case .tpmUnavailable, .tpmCannotSeal, .noTPMToSeal, .gateHasNoTPM, .tpmHelperMissing: code = .unavailable
         case .tpmLockout: code = .tryLater
-        case .unsafePermissions: code = .config
+        case .unsafePermissions, .fleetNotConfigured: code = .config
         case .serviceUnavailable, .locked, .promptUnanswered, .gateUnavailable: code = .unavailable
         case .io: code = .failure
         }

@@ -20,7 +20,7 @@ enum ExitCode: Int32, CaseIterable {
         case .unavailable: return "the Secret Service is unavailable or locked, or could not be asked; or the TPM that sealed the device key is not available (or the vaultctl-tpm helper is missing); or no clipboard for read --clip"
         case .tryLater: return "temporarily blocked (the rate limit, or the TPM's dictionary-attack lockout, with the time to wait), or another vaultctl holds a lock past the wait; try again later"
         case .denied: return "authentication failed or refused, or no way to ask for it"
-        case .config: return "bad configuration: unsafe file permissions (vaultctl's files, or a vaultctl-tpm helper others could replace), invalid record, PAM misconfigured"
+        case .config: return "bad configuration: unsafe file permissions (vaultctl's files, or a vaultctl-tpm helper others could replace), invalid record, a value recorded in the fleet while no fleet is configured, PAM misconfigured"
         }
     }
 }

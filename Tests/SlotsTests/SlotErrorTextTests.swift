@@ -31,6 +31,7 @@ struct SlotErrorTextTests {
         .tpmLockout(seconds: nil),
         .tpmHelperMissing(path: "/usr/local/bin/vaultctl-tpm"),
         .gateUnavailable("it is not running set-group-ID vaultctl (no_new_privs is set for it), so it refuses to run"),
+        .fleetNotConfigured(path: "/home/u/.config/vaultctl/fleet.json"),
     ]
 
     @Test func everyCaseIsCovered() {
@@ -39,11 +40,11 @@ struct SlotErrorTextTests {
             switch error {
             case .empty, .badSecretSize, .foreignMachine, .wrongSlot, .tampered, .unsafePermissions,
                  .serviceUnavailable, .locked, .promptUnanswered, .io, .tpmUnavailable, .tpmForeign, .tpmLockout, .tpmCannotSeal,
-                 .noTPMToSeal, .gateHasNoTPM, .tpmHelperMissing, .gateUnavailable:
+                 .noTPMToSeal, .gateHasNoTPM, .tpmHelperMissing, .gateUnavailable, .fleetNotConfigured:
                 break
             }
         }
-        #expect(Self.everyCase.count == 21)
+        #expect(Self.everyCase.count == 22)
     }
 
     @Test(arguments: everyCase)

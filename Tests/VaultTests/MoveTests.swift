@@ -161,7 +161,7 @@ import Slots
 
     // MARK: Already there
 
-    @Test(arguments: SlotMode.allCases)
+    @Test(arguments: [SlotMode.device, .sync])
     func moveToSlotThatHoldsTheValueIsAlreadyThereWithoutTheGate(target: SlotMode) throws {
         f.slot(target).seed(api, "the secret")
         try f.given(api, recordedAs: target)

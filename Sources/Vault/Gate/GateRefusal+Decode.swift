@@ -54,6 +54,7 @@ extension GateRefusal {
         case ("tpm-lockout", 2): return .tpmLockout(seconds: f[1] == "-" ? nil : UInt32(f[1]))
         case ("tpm-helper-missing", 2): return .tpmHelperMissing(path: f[1])
         case ("gate-unavailable", 2): return .gateUnavailable(f[1])
+        case ("fleet-not-configured", 2): return .fleetNotConfigured(path: f[1])
         case ("io", 4): return Int32(f[2]).map { .io(path: f[1], errno: $0, operation: f[3]) }
         default: return nil
         }

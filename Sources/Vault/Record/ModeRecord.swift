@@ -19,7 +19,9 @@ public struct ModeRecord: Sendable {
         self.folder = folder
     }
 
-    /// The file's contents: `{"version": 1, "slots": {"NAME": "device"|"sync", …}}`.
+    /// The file's contents: `{"version": 1, "slots": {"NAME": "device"|"sync"|"fleet", …}}`. The fleet came
+    /// without a new version: an older vaultctl reads such an entry as unreadable, so it serves no other
+    /// slot's copy in its place.
     struct Document: JSONDocument {
         var version: Int
         var slots: [String: SlotMode]
@@ -89,7 +91,7 @@ public struct ModeRecord: Sendable {
         guard found[0]?.intValue == 1 else { return .unreadable(detail: "its version is not one this vaultctl reads") }
         guard let entry = found[1] else { return .absent }
         guard let mode = entry.stringValue.flatMap(SlotMode.init(rawValue:)) else {
-            return .unreadable(detail: "its entry for '\(name)' is not \"device\" or \"sync\"")
+            return .unreadable(detail: "its entry for '\(name)' is not \"device\", \"sync\" or \"fleet\"")
         }
         return .recorded(mode)
     }

@@ -110,7 +110,7 @@ extension SlotError {
         switch self {
         case .foreignMachine(let path), .wrongSlot(let path, _), .tampered(let path, _),
              .unsafePermissions(let path, _), .io(let path, _, _), .tpmUnavailable(let path, _), .tpmForeign(let path),
-             .tpmHelperMissing(let path):
+             .tpmHelperMissing(let path), .fleetNotConfigured(let path):
             return path
         case .empty, .badSecretSize, .serviceUnavailable, .locked, .promptUnanswered, .tpmLockout, .tpmCannotSeal,
              .noTPMToSeal, .gateHasNoTPM, .gateUnavailable:

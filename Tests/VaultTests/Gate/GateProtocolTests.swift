@@ -88,6 +88,7 @@ import Slots
             .slot(.promptUnanswered("x")), .slot(.tpmUnavailable(path: "/a", detail: "d")), .slot(.tpmCannotSeal(detail: "d")),
             .slot(.noTPMToSeal(detail: "d")), .slot(.gateHasNoTPM), .slot(.tpmForeign(path: "/a")), .slot(.tpmLockout(seconds: 7)),
             .slot(.tpmLockout(seconds: nil)), .slot(.tpmHelperMissing(path: "/a")), .slot(.gateUnavailable("why")),
+            .slot(.fleetNotConfigured(path: "/a/fleet.json")),
             .slot(.io(path: "/a", errno: 5, operation: "read")),
             .authenticationFailed("m"), .notAuthenticated("m"), .accountRefused("m"), .authenticationUnavailable("m"),
             .refused("m"), .badInput("m"), .busy(retryAfter: 1), .lockHeld(path: "/a", holder: nil, seconds: 5),
