@@ -80,23 +80,31 @@ extension Vault {
     public func loadMode(_ name: SlotName, beforeRead: Bool = false) throws(VaultError) -> LoadMode {
         let recorded = try record.lookup(name)
         // Lazily: a read whose recorded slot holds the value asks only that slot.
-        return Self.decide(recorded, record: record.filePath) {
+        return Self.decide(recorded, record: record.filePath, among: modes) {
             beforeRead ? slot($0).holdingBeforeRead(name) : slot($0).holding(name)
         }
     }
 
-    /// The rule itself, over holdings given by `ask` (each slot asked at most once, recorded slot first).
+    /// The rule itself, over holdings given by `ask` (each slot asked at most once, recorded slot first, then
+    /// `modes` in their order: device, sync, then the fleet when one is configured). With two slots it gives
+    /// what it gave before the fleet (`LoadModeThreeSlotTests` keeps that rule as its oracle).
     ///
     /// - The record names a slot: that slot's answer decides, unless it answered that it is empty; only then
-    ///   does the other slot's answer count (a record restored from a backup, seed 001). A recorded slot
-    ///   that could not be asked is "unknown": the other slot may hold an older copy that a store or move
-    ///   had not yet removed, and that copy is never served as the value.
-    /// - No entry: the device slot, then the sync slot. A device slot that cannot be looked at safely
-    ///   (permissions, a file from elsewhere, its key missing) is an error in itself. Copies in both slots
-    ///   with nothing to say which is the value: `conflicting`.
-    /// - A record that cannot be read is not "no record": both slots are asked; one copy is the value, two
-    ///   are `conflicting`, and a slot that could not be asked makes it "unknown".
-    static func decide(_ recorded: ModeRecord.Lookup, record: String, _ ask: (SlotMode) -> Holding) -> LoadMode {
+    ///   do the others count (a record restored from a backup, seed 001): one that could not be asked makes
+    ///   it "unknown", one copy is the value, two are `conflicting`. A recorded slot that could not be asked
+    ///   is "unknown": another slot may hold an older copy that a store or move had not yet removed, and that
+    ///   copy is never served as the value. A recorded slot not among `modes` (a fleet that is not
+    ///   configured) is still asked: `ask` answers that it could not be.
+    /// - No entry: the device slot, then the others. A device slot that cannot be looked at safely
+    ///   (permissions, a file from elsewhere, its key missing) is an error in itself. Copies in two slots with
+    ///   nothing to say which is the value: `conflicting`. One copy is the value unless another slot could
+    ///   not be asked; a device copy alone keeps the sync slot's leniency (a server without a bus), not the
+    ///   fleet's, which is configured only by choice.
+    /// - A record that cannot be read is not "no record": every slot is asked; one copy is the value, two are
+    ///   `conflicting`, as is one copy while another slot could not be asked (it may hold another), and a
+    ///   slot that could not be asked makes it "unknown".
+    static func decide(_ recorded: ModeRecord.Lookup, record: String, among modes: [SlotMode] = [.device, .sync],
+                       _ ask: (SlotMode) -> Holding) -> LoadMode {
         switch recorded {
         case .recorded(let mode):
             switch ask(mode) {
@@ -104,38 +112,60 @@ extension Vault {
             case .unknown(let error): return .unknown(error)
             case .empty: break
             }
-            let other: SlotMode = mode == .device ? .sync : .device
-            switch ask(other) {
-            case .holds(let locked): return .mode(other, locked: locked)
-            case .unknown(let error): return .unknown(error)
-            case .empty: return .none
+            var held: [(mode: SlotMode, locked: Bool)] = []
+            for other in modes where other != mode {
+                switch ask(other) {
+                case .holds(let locked): held.append((other, locked))
+                case .unknown(let error): return .unknown(error)
+                case .empty: break
+                }
             }
-        case .absent:
+            guard held.count < 2 else {
+                return .conflicting(record: record, detail: "names \(slotWords(mode)), which is empty, and \(copies(held.map(\.mode), among: modes))")
+            }
+            return held.first.map { .mode($0.mode, locked: $0.locked) } ?? .none
+        case .absent, .unreadable:
             let inDevice = ask(.device)
             if case .unknown(let error) = inDevice { return .unknown(error) }
-            let inSync = ask(.sync)
-            switch (inDevice, inSync) {
-            case (.holds, .holds):
-                return .conflicting(record: record, detail: "has no entry for it, and both slots hold a copy")
-            case (.holds(let locked), _): return .mode(.device, locked: locked)  // a sync slot that could not be asked: as before
-            case (_, .holds(let locked)): return .mode(.sync, locked: locked)
-            case (_, .unknown(let error)): return .unknown(error)
-            default: return .none
+            var held: [(mode: SlotMode, locked: Bool)] = []
+            var unasked: [(mode: SlotMode, error: SlotError)] = []
+            for mode in modes {
+                switch mode == .device ? inDevice : ask(mode) {
+                case .holds(let locked): held.append((mode, locked))
+                case .unknown(let error): unasked.append((mode, error))
+                case .empty: break
+                }
             }
-        case .unreadable(let detail):
-            let inDevice = ask(.device)
-            if case .unknown(let error) = inDevice { return .unknown(error) }
-            let inSync = ask(.sync)
-            switch (inDevice, inSync) {
-            case (.holds, .unknown(let error)):
-                return .conflicting(record: record, detail: "cannot be read (\(detail)), and the Secret Service, which may hold another copy, could not be asked (\(reason(error)))")
-            case (_, .unknown(let error)): return .unknown(error)
-            case (.holds, .holds): return .conflicting(record: record, detail: "cannot be read (\(detail)), and both slots hold a copy")
-            case (.holds(let locked), _): return .mode(.device, locked: locked)
-            case (_, .holds(let locked)): return .mode(.sync, locked: locked)
-            default: return .none
+            let says: String
+            if case .unreadable(let detail) = recorded { says = "cannot be read (\(detail))" } else { says = "has no entry for it" }
+            guard held.count < 2 else {
+                return .conflicting(record: record, detail: "\(says), and \(copies(held.map(\.mode), among: modes))")
             }
+            guard let copy = held.first else { return unasked.first.map { .unknown($0.error) } ?? .none }
+            // A device copy with no entry is served while the Secret Service cannot be asked, as before the fleet.
+            let lenient = recorded == .absent && copy.mode == .device
+            guard let other = unasked.first(where: { !(lenient && $0.mode == .sync) }) else {
+                return .mode(copy.mode, locked: copy.locked)
+            }
+            guard recorded == .absent else {
+                return .conflicting(record: record, detail: "\(says), and \(askedWords(other.mode)), which may hold another copy, could not be asked (\(reason(other.error)))")
+            }
+            return .unknown(other.error)
         }
+    }
+
+    /// A slot in the words of `decide`'s details: "the device slot", "the sync slot", "the fleet".
+    static func slotWords(_ mode: SlotMode) -> String { mode == .fleet ? "the fleet" : "the \(mode.rawValue) slot" }
+
+    /// Who was not asked, in the words of `decide`'s details: the sync slot is "the Secret Service".
+    static func askedWords(_ mode: SlotMode) -> String { mode == .sync ? "the Secret Service" : slotWords(mode) }
+
+    /// "both slots hold a copy" when there are only two; otherwise which ones do.
+    static func copies(_ holders: [SlotMode], among modes: [SlotMode]) -> String {
+        if holders.count == 2 && modes.count == 2 { return "both slots hold a copy" }
+        let names = holders.map(slotWords)
+        let list = names.count > 1 ? names.dropLast().joined(separator: ", ") + " and " + names.last! : names.joined()
+        return "\(list) \(holders.count == 2 ? "both" : "each") hold a copy"
     }
 
     /// `decide` with a plain recorded mode (nil: no entry), for tests and callers that have one.
@@ -155,8 +185,9 @@ extension Vault {
             let (inDevice, inSync) = BackgroundThread.both({ device.holding(name) }, { sync.holding(name) })
             return (recorded, inDevice, inSync)
         }
-        // The fleet is asked only when the record names it, and with no fleet configured that asks nothing.
-        let answer = Self.decide(recorded, record: record.filePath) {
+        // The fleet has no look of its own here yet (F4 asks every slot at once): it is asked as `decide` needs
+        // it, and where no fleet is configured only a record that names it asks, which asks nothing.
+        let answer = Self.decide(recorded, record: record.filePath, among: modes) {
             $0 == .device ? inDevice : $0 == .sync ? inSync : slot($0).holding(name)
         }
         var status = Self.describe(name, answer, recorded: recorded, inDevice: inDevice, inSync: inSync,
@@ -229,6 +260,12 @@ extension Vault {
     /// Why a status is "unknown": the slot that could not be asked (the summary), and what the other one
     /// holds (a note).
     static func unknownText(_ name: SlotName, _ e: SlotError, recorded: SlotMode?, inDevice: Holding, inSync: Holding) -> (String, [String]) {
+        if case .fleetNotConfigured = e {
+            // The record names the fleet: whatever the other slots hold is not served in its place.
+            let copies = [(SlotMode.device, inDevice), (.sync, inSync)].filter { if case .holds = $0.1 { return true } else { return false } }
+            let notes = copies.map { "A copy is in the \($0.0.rawValue) slot, but it is not served as the value while the fleet cannot be asked." }
+            return ("Could not ask the fleet about '\(name)': \(reason(e)).", notes)
+        }
         if case .unknown = inDevice {
             switch e {
             case .foreignMachine, .wrongSlot, .tampered:

@@ -25,10 +25,9 @@ extension Vault {
     public func move(_ name: SlotName, to target: SlotMode) throws(VaultError) -> MoveOutcome {
         _ = try record.load()  // a record we cannot update stops the move before anything is written
         try record.checkLock()
-        let other = slot(target == .device ? .sync : .device)
-        let (source, locked, leftover, recorded) = try steadily { () throws(VaultError) in
+        let (source, locked, leftovers, recorded) = try steadily { () throws(VaultError) in
             let (source, locked) = try locate(name)
-            return (source, locked, source == target ? other.holding(name) : .empty, try record.lookup(name))
+            return (source, locked, source == target ? leftCopies(name, besides: target) : [], try record.lookup(name))
         }
         var authorized = MoveAuthority.none
         // Pointing the record at the target slot when it names another (or none) changes which copy reads
@@ -46,16 +45,22 @@ extension Vault {
             if locked && source != target {
                 do { try slot(source).unlockBeforeChange(name) } catch { throw .slot(error) }
             }
-        } else if case .holds(locked: false) = leftover {
+        } else if let leftover = leftovers.first {
             // (A copy in a locked collection cannot be removed now: it is left, as before, and nothing asked.)
             if try changeGates().delete {
-                try gate.verify(reason: PromptReason.removeLeftCopy(name, in: other.mode).text, slots: [name])
+                try gate.verify(reason: PromptReason.removeLeftCopy(name, in: leftover).text, slots: [name])
                 authorized = .removeLeftover(verified: true)
             } else {
                 authorized = .removeLeftover(verified: false)
             }
         }
         return try serialized { () throws(VaultError) -> MoveOutcome in try moveLocked(name, to: target, authorized) }
+    }
+
+    /// The slots besides `target` that hold a copy of `name` that can be removed now (a copy in a locked
+    /// collection cannot: it is left, and nothing is asked for it).
+    private func leftCopies(_ name: SlotName, besides target: SlotMode) -> [SlotMode] {
+        modes.filter { $0 != target && slot($0).holding(name) == .holds(locked: false) }
     }
 
     /// What the person allowed before the change lock was taken.
@@ -72,12 +77,12 @@ extension Vault {
     /// changed it while the person answered the prompt. Only what `authorized` covers is done.
     private func moveLocked(_ name: SlotName, to target: SlotMode, _ authorized: MoveAuthority) throws(VaultError) -> MoveOutcome {
         let (source, locked) = try locate(name)
-        let other = slot(target == .device ? .sync : .device)
         if source == target {
             if try record.lookup(name) != .recorded(target) {
                 guard case .move = authorized else { throw .changedMeanwhile(name) }
             }
-            guard case .holds(locked: false) = other.holding(name) else {
+            let leftovers = leftCopies(name, besides: target)
+            guard !leftovers.isEmpty else {
                 try record.set(name, target)
                 return .alreadyThere(removedCopy: false, differed: nil)
             }
@@ -93,10 +98,10 @@ extension Vault {
             var differed: Bool?
             if verified {
                 let kept = try readValue(target, name)
-                differed = (try? readValue(other.mode, name)).map { !$0.constantTimeEquals(kept) } ?? true
+                differed = leftovers.contains { copy in (try? readValue(copy, name)).map { !$0.constantTimeEquals(kept) } ?? true }
             }
             try record.set(name, target)
-            try deleteValue(other.mode, name)
+            for leftover in leftovers { try deleteValue(leftover, name) }
             return .alreadyThere(removedCopy: true, differed: differed)
         }
         // The value is elsewhere than it was when the person was asked: moving it needs a move's prompt.

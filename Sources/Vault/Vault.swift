@@ -102,7 +102,7 @@ public struct Vault: Sendable {
         public var recordedElsewhere: String? = nil
     }
 
-    /// Writes `secret` to the `mode` slot, then records it, then removes any copy from the other slot, so a
+    /// Writes `secret` to the `mode` slot, then records it, then removes any copy from the other slots, so a
     /// crash at any point leaves the secret readable.
     /// `expectingEmpty` (a store that was let through without a password because the slot held nothing):
     /// a value another command stored meanwhile is not replaced; `changedMeanwhile` (75) instead.
@@ -135,24 +135,36 @@ public struct Vault: Sendable {
         try record.checkLock()
         try writeValue(mode, name, secret)
         try record.set(name, mode)
-        let other = slot(mode == .device ? .sync : .device)
+        // The slots that count, and the one the record named if it does not count (a fleet not configured
+        // here): its old copy cannot be checked, and that is said.
+        var others = modes.filter { $0 != mode }
+        if let previous, previous != mode, !others.contains(previous) { others.append(previous) }
+        let warnings = others.compactMap { removeOldCopy(name, from: $0, previous: previous, syncRecordedButEmpty: &syncRecordedButEmpty) }
+        return StoreOutcome(warning: warnings.isEmpty ? nil : warnings.joined(separator: "; "))
+    }
+
+    /// After a store into another slot: removes the old copy of `name` from `mode`, or says why it is still
+    /// there (nil: nothing to say).
+    private func removeOldCopy(_ name: SlotName, from mode: SlotMode, previous: SlotMode?,
+                               syncRecordedButEmpty: inout Bool) -> String? {
+        let other = slot(mode)
         switch other.holding(name) {
         case .empty:
             if previous == .sync && other.mode == .sync { syncRecordedButEmpty = true }
-            return StoreOutcome(warning: nil)
+            return nil
         case .holds(locked: true):
-            return StoreOutcome(warning: "the old copy in the \(other.mode.rawValue) slot is locked in the Secret Service and is still there; unlock it and store again, or delete it")
+            return "the old copy in the \(other.mode.rawValue) slot is locked in the Secret Service and is still there; unlock it and store again, or delete it"
         case .holds:
             do throws(VaultError) {
                 try deleteValue(other.mode, name)
-                return StoreOutcome(warning: nil)
+                return nil
             } catch {
-                return StoreOutcome(warning: "the old copy in the \(other.mode.rawValue) slot is still there: \(Self.reason(error))")
+                return "the old copy in the \(other.mode.rawValue) slot is still there: \(Self.reason(error))"
             }
         case .unknown(let error):
             // Only worth saying when we had put it there: an absent keyring on a server is normal.
-            guard previous == other.mode else { return StoreOutcome(warning: nil) }
-            return StoreOutcome(warning: "could not check the \(other.mode.rawValue) slot for the old copy: \(error)")
+            guard previous == other.mode else { return nil }
+            return "could not check the \(other.mode.rawValue) slot for the old copy: \(error)"
         }
     }
 
@@ -231,8 +243,9 @@ public struct Vault: Sendable {
         throw .slot(.empty(name))
     }
 
-    /// Removes `name` from both slots and from the record. Throws `empty` when neither held it, and
-    /// `couldNotLook` when the sync slot could not be asked and the device slot did not hold it.
+    /// Removes `name` from every slot and from the record. Throws `empty` when none held it, and
+    /// `couldNotLook` when the sync slot could not be asked and no other slot held it (a fleet that could
+    /// not be asked: its own error).
     /// `expectingEmpty` (a delete let through without a password because the slot held nothing): a value
     /// another command stored meanwhile is not removed; `changedMeanwhile` (75) instead. Decided under the
     /// change lock, on what is there then.
@@ -257,42 +270,51 @@ public struct Vault: Sendable {
         let records = try record.load()
         let recorded = records[name]
         try record.checkLock()
-        // Ask the sync slot first, so a locked keyring refuses the delete before anything is removed.
-        // (A copy the provider kept locked was unlocked before the change lock; locked now, it was locked again
-        // meanwhile: refused, never a prompt that waits for a person while the lock is held.)
-        let inSync = sync.holding(name)
-        if case .holds(locked: true) = inSync {
-            throw .slot(sync.lockedValue("slot '\(name)'"))
+        // The order reads look in: the recorded slot (counted or not: a fleet not configured here), then the
+        // slots that count.
+        let order = (recorded.map { [$0] } ?? []) + modes.filter { $0 != recorded }
+        // Ask the slots other than the device first, so a locked keyring refuses the delete before anything is
+        // removed. (A copy the provider kept locked was unlocked before the change lock; locked now, it was
+        // locked again meanwhile: refused, never a prompt that waits for a person while the lock is held.)
+        var held: [SlotMode: Holding] = [:]
+        for mode in order where mode != .device {
+            held[mode] = slot(mode).holding(name)
+            if case .holds(locked: true) = held[mode] {
+                throw .slot(slot(mode).lockedValue("slot '\(name)'"))
+            }
         }
-        // Reads look in the recorded slot first, then in the other one: the copies are removed in the
-        // opposite order, so the one reads see goes last. A delete cut short then leaves the value it was
-        // asked to remove (or nothing), never an older copy that a store had not yet cleaned up.
-        var removed = false
-        func removeDevice() throws(VaultError) {
-            if try deleteValue(.device, name) { removed = true }
+        // The copies are removed in the opposite order to reads, so the one reads see goes last. A delete cut
+        // short then leaves the value it was asked to remove (or nothing), never an older copy that a store
+        // had not yet cleaned up.
+        var removed: [SlotMode] = []
+        for mode in order.reversed() {
+            if mode == .device {
+                if try deleteValue(.device, name) { removed.append(mode) }
+                continue
+            }
+            guard case .holds = held[mode] else { continue }
+            try deleteValue(mode, name)
+            removed.append(mode)
         }
-        func removeSync() throws(VaultError) {
-            guard case .holds = inSync else { return }
-            do { try sync.delete(name) } catch { throw .slot(error) }
-            removed = true
+        let unasked = order.compactMap { mode -> (mode: SlotMode, error: SlotError)? in
+            if case .unknown(let error) = held[mode] { return (mode, error) }
+            return nil
         }
-        if recorded == .sync {
-            try removeDevice()
-            try removeSync()
-        } else {
-            try removeSync()
-            try removeDevice()
-        }
-        if case .unknown(let error) = inSync {
-            if !removed { throw .couldNotLook(name, error) }
+        if let (mode, error) = unasked.first {
+            if removed.isEmpty {
+                // The Secret Service's own words for a keyring that could not be asked; any other slot's error is its own.
+                if mode == .sync { throw .couldNotLook(name, error) }
+                throw .slot(error)
+            }
             try record.set(name, nil)
-            // Said only to someone who uses the sync slot (the record names a sync slot): for everyone else,
+            // Said only to someone who uses that slot (the record names it for some value): for everyone else,
             // without a bus, a line on every delete about a keyring they never used.
-            guard records.values.contains(.sync) else { return StoreOutcome(warning: nil) }
-            return StoreOutcome(warning: "the device copy is deleted, but the Secret Service could not be asked (\(Self.reason(error))); a copy there, if any, is still there")
+            guard records.values.contains(mode) else { return StoreOutcome(warning: nil) }
+            let deleted = removed.reversed().map { $0.rawValue }.joined(separator: " and ")
+            return StoreOutcome(warning: "the \(deleted) cop\(removed.count == 1 ? "y is" : "ies are") deleted, but \(Self.askedWords(mode)) could not be asked (\(Self.reason(error))); a copy there, if any, is still there")
         }
         try record.set(name, nil)
-        if !removed { throw .slot(.empty(name)) }
+        if removed.isEmpty { throw .slot(.empty(name)) }
         return StoreOutcome(warning: nil)
     }
 

@@ -46,6 +46,22 @@ import Slots
         #expect(try record.load() == [name("ok"): .device])
     }
 
+    @Test func recordNamesTheFleetWithoutANewVersion() throws {
+        try record.set(api, .fleet)
+
+        #expect(try record.lookup(api) == .recorded(.fleet))
+        #expect(try record.load() == [api: .fleet])
+        let text = try String(contentsOfFile: "\(configFolder)/modes.json", encoding: .utf8)
+        #expect(text.contains(#""version" : 1"#) || text.contains(#""version":1"#), "\(text)")
+        #expect(text.contains(#""fleet""#))
+    }
+
+    @Test func anEntryNamingNoSlotIsStillUnreadable() throws {
+        try writeRecordFile(#"{"version":1,"slots":{"api":"cloud"}}"#)
+
+        #expect(try record.lookup(api) == .unreadable(detail: #"its entry for 'api' is not "device", "sync" or "fleet""#))
+    }
+
     // MARK: Permissions
 
     @Test func recordFileIsPrivateInPrivateFolder() throws {
