@@ -324,8 +324,8 @@ public struct Vault: Sendable {
         public let mode: SlotMode
     }
 
-    /// Every slot name with its mode, device slots first asked; the sync slot's trouble (`syncError`) and
-    /// what it said about how complete its names are (`sync`) beside them.
+    /// Every slot name with its mode, device slots first asked, reserved names left out; the sync slot's
+    /// trouble (`syncError`) and what it said about how complete its names are (`sync`) beside them.
     public func list() throws(VaultError) -> (entries: [Entry], syncError: SlotError?, sync: SlotListing) {
         var entries: [Entry] = []
         do {
@@ -339,6 +339,8 @@ public struct Vault: Sendable {
         } catch {
             syncError = error
         }
+        // vaultctl's own values are not a person's to see in a listing (`SlotName.isReserved`).
+        entries.removeAll { $0.name.isReserved }
         entries.sort { ($0.name, $0.mode.rawValue) < ($1.name, $1.mode.rawValue) }
         return (entries, syncError, listing)
     }
@@ -349,7 +351,7 @@ public struct Vault: Sendable {
     public func recordedInSyncButNotHeld(_ entries: [Entry]) -> [SlotName] {
         let held = Set(entries.map(\.name))
         let records = (try? record.load()) ?? [:]
-        return records.filter { $0.value == .sync && !held.contains($0.key) }.map(\.key).sorted()
+        return records.filter { $0.value == .sync && !held.contains($0.key) && !$0.key.isReserved }.map(\.key).sorted()
     }
 
     /// The one sentence for slots (`names`) the mode record names as stored in the sync slot that the Secret

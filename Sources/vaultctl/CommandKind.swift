@@ -24,6 +24,21 @@ enum CommandKind: String, CaseIterable, Sendable {
     case targetList = "target list"
     case targetRemove = "target remove"
 
+    /// Whether the command refuses a slot name kept for vaultctl's own values (`SlotName.isReserved`): the
+    /// commands that change a slot or hand its value to another program. Reads, status and askpass do not,
+    /// so a value that already has such a name stays readable.
+    var refusesReservedNames: Bool {
+        switch self {
+        case .store, .move, .delete, .supply, .allowSupply:
+            return true
+        case .read, .list, .status, .recoveryGenerate, .recoveryShow, .recoveryStatus, .recoveryConfirmCopied,
+             .askpass, .lock, .unlock, .log, .policyCheck, .deviceKeyStatus, .deviceKeySeal, .deviceKeyProtect,
+             .help, .completion, .credentialGet, .credentialStore, .credentialErase, .send, .receive,
+             .targetAdd, .targetList, .targetRemove:
+            return false
+        }
+    }
+
     /// Whether the command may run while the vault is locked (`vaultctl lock`).
     var allowedWhileLocked: Bool {
         switch self {

@@ -28,15 +28,19 @@ struct Command: Sendable {
 
 extension Command {
     /// Checks the positional words the synopsis names before any gate runs (the vault lock, the rate
-    /// limit): a `SLOT` must be a valid slot name, a word like `on|off` one of its choices. So a usage error
+    /// limit): a `SLOT` must be a valid slot name (and not a reserved one, for a command that changes or
+    /// supplies a slot), a word like `on|off` one of its choices. So a usage error
     /// is a usage error (64, nothing logged) even while the rate limit blocks or the vault is locked.
     func checkPositionals(_ args: ParsedArguments) throws(CommandFailure) {
         let words = synopsis.split(separator: " ").dropFirst(name.split(separator: " ").count)
             .prefix { !$0.hasPrefix("[") && !$0.hasPrefix("-") }
         for (placeholder, value) in zip(words, args.positionals) {
             if placeholder == "SLOT" {
-                guard SlotName(value) != nil else {
+                guard let slot = SlotName(value) else {
                     throw .usage("\(Quote.text(value)) is not a valid slot name: \(SlotName.rule).")
+                }
+                if kind.refusesReservedNames && slot.isReserved {
+                    throw .usage("\(Quote.text(value)) is a reserved name: \(SlotName.reservedRule); choose another.")
                 }
             } else if placeholder.contains("|") && kind.isAudited {  // (the others check their own, with their own words)
                 let choices = placeholder.split(separator: "|").map(String.init)
