@@ -50,8 +50,9 @@ let package = Package(
         // The set-group-ID gate (docs/gate.md): the protected store's only door. No Foundation, no D-Bus.
         .target(name: "GateService", dependencies: ["GateProtocol", "VaultRules", "JSON", "Slots", "CSystem"]),
         .executableTarget(name: "vaultctl-gate", dependencies: ["GateService", "GateProtocol", "VaultRules", "Slots", "CSystem"]),
-        // What every test target shares (issue 34, point 5): a library target no product links.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // What every test target shares (issue 34, point 5): a library target no product links. Its process
+        // runner starts programs through the product's own spawn (Slots' ChildSpawn).
+        .target(name: "TestSupport", dependencies: ["Slots"], path: "Tests/TestSupport"),
         .testTarget(name: "SlotsTests", dependencies: ["Slots", "SecretService", "CBusConnector", "TestSupport"]),
         .testTarget(name: "VaultTests", dependencies: ["Vault", "GateProtocol", "VaultRules", "JSON", "Slots", "TestSupport"]),
         // The gate's session in process: its rules over pipes, with a gate and a store of the test's own (no root);

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Testing
+import TestSupport
 
 /// The gate holds only what it runs (issue 34, point 1): `scripts/check-gate-links.sh` finds no symbol of the
 /// Secret Service module, the KeePassXC connector, sd-bus or libgcrypt in the built gate, and does find them in

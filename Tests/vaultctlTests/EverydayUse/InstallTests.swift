@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// `make dist`, `make install` and `make uninstall` into a temporary DESTDIR: install only copies (no
 /// compiler, no apt-get, nothing written in the source tree), puts each file in its standard place under

@@ -42,22 +42,15 @@ struct DeleteCrashTests {
             try #require(r.status == 0, "delete failed: \(r)")
             longest = max(longest, r.elapsed)
         }
-        let window = killWindow(longest: longest)
+        let window = KillLoop.window(longest: longest)
 
         let shared = Shared(sb)
         let names = (0..<Self.chains).map { sb.uniqueSlot("delete-crash-\($0)") }
-        let clock = ContinuousClock()
-        let start = clock.now
-        let deadline = start + Self.budget
-        let reports = Parallel.run(names.map { name in
-            { Self.chain(shared, name, mostly, window: window, until: deadline) }
-        })
-        let all = ChainReport.merged(reports)
-        for p in all.problems { Issue.record(Comment(rawValue: p)) }
+        let (all, took) = KillLoop.run("delete", chains: names, budget: Self.budget) { name, deadline in
+            Self.chain(shared, name, mostly, window: window, until: deadline)
+        }
         let permissionsLeft = all.notes["gone, but still allowed to be supplied"] ?? 0
         #expect(permissionsLeft == 0, "\(permissionsLeft) times the value was gone but the slot still allowed supply")
-        #expect(all.done >= 10, "only \(all.done) iterations ran within \(Self.budget)")
-        #expect(all.killed > 0, "no delete was killed mid-way (\(all.finished) finished): the loop tested nothing")
 
         // A whole delete at the end leaves nothing anywhere, whatever the kills left.
         let leftovers = sb.leftoverTempFiles()
@@ -73,15 +66,14 @@ struct DeleteCrashTests {
         }
         let listed = try sb.listedWithoutPAM()
         #expect(!listed.keys.contains { $0.hasPrefix(".") || names.contains($0) }, "\(listed.keys.sorted())")
-        print("DeleteCrashTests[\(mostly)]: a delete took up to \(longest), kills within \(Double(window) / 1000) ms; \(all.done) iterations in \(Self.chains) chains, \(all.killed) killed, \(all.finished) finished; afterwards: \(ChainReport.describe(all.notes)); states after a kill: \(ChainReport.describe(all.states)); temp files left: \(leftovers.count) (\(sb.leftoverTempFilesByFolder()); most at once \(all.mostTempFiles)); \(clock.now - start)")
+        print("DeleteCrashTests[\(mostly)]: a delete took up to \(longest), kills within \(Double(window) / 1000) ms; \(all.done) iterations in \(Self.chains) chains, \(all.killed) killed, \(all.finished) finished; afterwards: \(ChainReport.describe(all.notes)); states after a kill: \(ChainReport.describe(all.states)); temp files left: \(leftovers.count) (\(sb.leftoverTempFilesByFolder()); most at once \(all.mostTempFiles)); \(took)")
     }
 
     static func chain(_ shared: Shared<Sandbox>, _ name: String, _ mostly: Modes, window: Int64,
                       until deadline: ContinuousClock.Instant) -> ChainReport {
         let sb = shared.value
         let env = sb.environmentWithoutPAM()
-        var report = ChainReport()
-        report.name = name
+        var report = ChainReport(name: name)
         let sizes = ReliabilityData.distinctSizes(2 * iterationsPerChain + 2, in: 256...4000)
         var values: [String: [UInt8]] = [:]
         var generation = 0

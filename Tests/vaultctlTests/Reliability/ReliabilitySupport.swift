@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// Helpers for the crash, concurrency, hygiene and permission tests: what a sandbox's files say (the mode
 /// record, leftover temp files, the size of a sealed file), unique values, and real parallel processes.
@@ -93,104 +94,11 @@ enum ReliabilityData {
     }
 }
 
-/// Runs closures on real threads at once (not a pool sized to the CPU count, which would run parallel
-/// processes a few at a time) and returns their results in order.
-enum Parallel {
-    static func run<T: Sendable>(_ jobs: [@Sendable () -> T]) -> [T] {
-        let results = Mutex<[Int: T]>([:])
-        let group = DispatchGroup()
-        let start = DispatchSemaphore(value: 0)
-        for (i, job) in jobs.enumerated() {
-            group.enter()
-            let thread = Thread {
-                start.wait()
-                let r = job()
-                results.withLock { $0[i] = r }
-                group.leave()
-            }
-            thread.stackSize = 1 << 20
-            thread.start()
-        }
-        // Released together, so they really start at the same moment.
-        for _ in jobs { start.signal() }
-        group.wait()
-        let all = results.withLock { $0 }
-        return (0..<jobs.count).map { all[$0]! }
-    }
-}
-
 /// A flag threads can set and read.
 final class Flag: Sendable {
     private let value = Atomic<Bool>(false)
     func set() { value.store(true, ordering: .sequentiallyConsistent) }
     var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
-}
-
-/// Describes bytes that should be one of several known values, for failure messages.
-func describeValue(_ bytes: [UInt8], among values: [String: [UInt8]]) -> String {
-    if let (tag, _) = values.first(where: { $0.value == bytes }) { return "value \(tag)" }
-    if bytes.isEmpty { return "nothing" }
-    let head = String(decoding: bytes.prefix(24), as: UTF8.self).debugDescription
-    return "\(bytes.count) bytes matching no stored value (starting \(head))"
-}
-
-extension KillRunner {
-    /// `run`, with `stdin` as the program's standard input: the bytes go to a file in `scratch`, and a shell
-    /// `exec`s the program with that file as its input (so the pid that is killed is the program's own).
-    static func run(_ executable: String, _ arguments: [String], stdin: [UInt8], environment: [String: String],
-                    killAfter delay: Duration, scratch: String,
-                    sourceLocation: SourceLocation = #_sourceLocation) throws -> KilledRunResult {
-        let input = "\(scratch)/killed.stdin"
-        try #require(FileBytes.write(input, stdin), "could not write \(input)", sourceLocation: sourceLocation)
-        return run(Paths.tool("sh"), ["-c", "exec \"$0\" \"$@\" < '\(input)'", executable] + arguments,
-                   environment: environment, killAfter: delay, scratch: scratch, sourceLocation: sourceLocation)
-    }
-}
-
-/// Carries a value that is not `Sendable` (a `Sandbox`) to the threads of `Parallel.run`. Safe here because
-/// those threads only read it: its paths and environment never change, and its name counter is locked.
-struct Shared<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
-}
-
-/// What one chain of kill iterations saw: counts, what it found wrong (checked on the test's own thread,
-/// where `#expect` belongs), and the states the kills left.
-struct ChainReport: Sendable {
-    var name = ""
-    var done = 0, killed = 0, finished = 0
-    var problems: [String] = []
-    var states: [String: Int] = [:]
-    var notes: [String: Int] = [:]
-    var mostTempFiles = 0
-
-    mutating func problem(_ text: String) { problems.append(text) }
-    mutating func note(_ key: String) { notes[key, default: 0] += 1 }
-
-    /// Sums of several chains, for one summary line.
-    static func merged(_ reports: [ChainReport]) -> ChainReport {
-        var all = ChainReport()
-        for r in reports {
-            all.done += r.done
-            all.killed += r.killed
-            all.finished += r.finished
-            all.problems += r.problems
-            all.mostTempFiles = max(all.mostTempFiles, r.mostTempFiles)
-            for (k, v) in r.states { all.states[k, default: 0] += v }
-            for (k, v) in r.notes { all.notes[k, default: 0] += v }
-        }
-        return all
-    }
-
-    static func describe(_ counts: [String: Int]) -> String {
-        counts.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")
-    }
-}
-
-/// The longest of a few whole runs, stretched a little: kills land anywhere from the start to the end of a
-/// run on this machine at this moment, within fixed bounds.
-func killWindow(longest: Duration, minimum: Duration = .milliseconds(20), maximum: Duration = .milliseconds(250)) -> Int64 {
-    Int64(min(max(minimum, longest * 1.2), maximum) / .microseconds(1))
 }
 
 extension Sandbox {

@@ -41,20 +41,13 @@ struct StoreCrashTests {
             try #require(r.status == 0, "store --mode \(mode) failed: \(r)")
             longest = max(longest, r.elapsed)
         }
-        let window = killWindow(longest: longest)
+        let window = KillLoop.window(longest: longest)
 
         let shared = Shared(sb)
         let names = (0..<Self.chains).map { sb.uniqueSlot("store-crash-\($0)") }
-        let clock = ContinuousClock()
-        let start = clock.now
-        let deadline = start + Self.budget
-        let reports = Parallel.run(names.map { name in
-            { Self.chain(shared, name, modes, window: window, until: deadline) }
-        })
-        let all = ChainReport.merged(reports)
-        for p in all.problems { Issue.record(Comment(rawValue: p)) }
-        #expect(all.done >= 10, "only \(all.done) iterations ran within \(Self.budget)")
-        #expect(all.killed > 0, "no store was killed mid-way (\(all.finished) finished): the loop tested nothing")
+        let (all, took) = KillLoop.run("store", chains: names, budget: Self.budget) { name, deadline in
+            Self.chain(shared, name, modes, window: window, until: deadline)
+        }
 
         // Leftover temp files are harmless only if nothing sees them: list shows no such name, and a store
         // that runs to the end and a read still work beside them.
@@ -71,7 +64,7 @@ struct StoreCrashTests {
             #expect(r.status == 0 && r.stdout == last, "after a final store: \(r)")
             #expect(sb.keyringValue(name).isEmpty, "the final device store removed any keyring copy")
         }
-        print("StoreCrashTests[\(modes)]: a store took up to \(longest), kills within \(Double(window) / 1000) ms; \(all.done) iterations in \(Self.chains) chains, \(all.killed) killed, \(all.finished) finished; reads: \(ChainReport.describe(all.notes)); states after a kill: \(ChainReport.describe(all.states)); temp files left: \(leftovers.count) (\(sb.leftoverTempFilesByFolder()); most at once \(all.mostTempFiles)); \(clock.now - start)")
+        print("StoreCrashTests[\(modes)]: a store took up to \(longest), kills within \(Double(window) / 1000) ms; \(all.done) iterations in \(Self.chains) chains, \(all.killed) killed, \(all.finished) finished; reads: \(ChainReport.describe(all.notes)); states after a kill: \(ChainReport.describe(all.states)); temp files left: \(leftovers.count) (\(sb.leftoverTempFilesByFolder()); most at once \(all.mostTempFiles)); \(took)")
     }
 
     /// One slot's chain of killed stores. Checks are collected, not asserted: this runs on its own thread.
@@ -79,8 +72,7 @@ struct StoreCrashTests {
                       until deadline: ContinuousClock.Instant) -> ChainReport {
         let sb = shared.value
         let env = sb.environmentWithoutPAM()  // stores need no PAM; a kill leaves no pam_wrapper folder
-        var report = ChainReport()
-        report.name = name
+        var report = ChainReport(name: name)
         let sizes = ReliabilityData.distinctSizes(iterationsPerChain + 1, in: 256...6000)
         var values: [String: [UInt8]] = [:]
         var bySize: [Int: String] = [:]

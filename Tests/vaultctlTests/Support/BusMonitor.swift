@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// `dbus-monitor` watching a private bus, writing what it sees to a file (`--pcap` or `--profile`), until
 /// stopped. What crosses the bus during a command, in the order the bus saw it.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// What the whole end-to-end suite shares, each made lazily and once: a temporary root folder, a PAM stack
 /// for the invoking user under pam_wrapper, askpass scripts, and one unlocked keyring.
@@ -116,31 +117,8 @@ enum Fixtures {
         for d in "$3"/ns.*; do [ -f "$d/ns-receiver" ] && "$5" stop "$d"; done
         rm -rf "$3"
         """
-        let words: [String] = ["sh", "-c", script, "vaultctl-e2e-guard", "\(getpid())", Paths.secretServiceScript, root,
-                               Paths.swtpmScript, Paths.sshdNetnsScript]
-        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = [strdup("PATH=\(Paths.systemPATH)"), nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in [0, 1, 2] {
-            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
-        }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var all = sigset_t()
-        sigfillset(&all)
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | 0x80))
-        var pid: pid_t = 0
-        _ = posix_spawn(&pid, Paths.tool("sh"), &actions, &attributes, argv, envp)
+        ProcessRunner.startDetached(Paths.tool("sh"), ["-c", script, "vaultctl-e2e-guard", "\(getpid())", Paths.secretServiceScript,
+                                                    root, Paths.swtpmScript, Paths.sshdNetnsScript],
+                                    environment: ["PATH": Paths.systemPATH])
     }
 }

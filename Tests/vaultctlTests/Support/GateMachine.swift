@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// A machine with `vaultctl-gate` installed as `make install` puts it (`scripts/gate-namespace.sh`): a mount
 /// namespace of its own, with the users alice and bob (passwords `alice-pw`, `bob-pw`), the group `vaultctl`,

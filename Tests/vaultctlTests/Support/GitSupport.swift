@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// Real git against the built vaultctl: a `git-credential-vaultctl` link to the binary first on PATH, a
 /// global git config in the sandbox's HOME, no terminal prompts; and a local HTTP server (git http-backend

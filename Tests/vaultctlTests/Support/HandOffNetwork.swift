@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// A receiving machine with a real OpenSSH sshd and two sending machines, each a network namespace joined
 /// by veth pairs (`scripts/sshd-netns.sh`): the LAN sender at 192.168.77.2 (nearby) and the Tailscale

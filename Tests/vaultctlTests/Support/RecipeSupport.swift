@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// The README's supply/askpass recipes, word for word, and what running them for real needs: the README
 /// text itself (to prove the recipe is still shown as tested), the built binary in place of `vaultctl`, a

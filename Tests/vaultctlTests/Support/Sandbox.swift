@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// Which password the `VAULT_ASKPASS` program gives PAM, if there is one.
 enum AskpassMode: Sendable {

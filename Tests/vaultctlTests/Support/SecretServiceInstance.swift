@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// A set-up step of the end-to-end fixtures that failed; the test that needed it fails with this text.
 struct SetupError: Error, CustomStringConvertible {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Synchronization
 import Testing
+import TestSupport
 
 /// A software TPM 2.0 (swtpm) started by `scripts/swtpm.sh` on private Unix sockets, with its own state
 /// folder: one instance is one machine's TPM, a second one (another state, other seeds) is "another machine".

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// One `vaultctl status SLOT --json` (or `recovery status --json`) document, checked field by field.
 struct StatusDocument: CustomStringConvertible {

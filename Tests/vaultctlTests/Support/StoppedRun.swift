@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// A `vaultctl` run stopped at a chosen system call, so a test can change the vault between two of its steps
 /// and then let it go on: a race made deterministic instead of hoped for.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 
 /// The password a counting askpass program gives.
 enum CountedPassword: String, Sendable {

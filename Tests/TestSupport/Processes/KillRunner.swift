@@ -1,18 +1,21 @@
+// Duration and ContinuousClock are in the concurrency module, which the release build of this target
+// (`make release`) lacks; only the tests run programs.
+#if canImport(Testing)
 #if canImport(Glibc)
 import Glibc
 #endif
 import Testing
 
 /// How a run that `KillRunner` may have cut short ended.
-struct KilledRunResult: Sendable, CustomStringConvertible {
+public struct KilledRunResult: Sendable, CustomStringConvertible {
     /// Whether SIGKILL ended it (false: it exited on its own before the delay ran out).
-    let killed: Bool
+    public let killed: Bool
     /// The exit status, or 128 + the signal number.
-    let status: Int32
-    let stdout: [UInt8]
-    let stderr: String
+    public let status: Int32
+    public let stdout: [UInt8]
+    public let stderr: String
 
-    var description: String {
+    public var description: String {
         killed ? "killed by SIGKILL" : "exited with status \(status), stderr: \(stderr.debugDescription)"
     }
 }
@@ -20,34 +23,28 @@ struct KilledRunResult: Sendable, CustomStringConvertible {
 /// Starts a program and sends SIGKILL to it (and its process group: its askpass child too) after a delay,
 /// unless it has already exited. Like a power cut for that process: no handler, no cleanup.
 ///
-/// The child runs in its own session (no terminal), stdin is /dev/null, and stdout and stderr go to files
-/// in `scratch` so nothing depends on pipes being drained. Descriptors 3 and up are closed in the child.
-enum KillRunner {
-    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+/// The child has no controlling terminal, stdin is /dev/null, and stdout and stderr go to files
+/// in `scratch` so nothing depends on pipes being drained. It starts as `ProcessRunner`'s children do
+/// (the product's spawn: descriptors 3 and up closed, a process group of its own).
+public enum KillRunner {
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String],
+                           killAfter delay: Duration, scratch: String,
+                           sourceLocation: SourceLocation = #_sourceLocation) -> KilledRunResult {
+        // A run that pam_wrapper (the test tool) could not start PAM for says nothing about the product.
+        PamWrapperDirs.retryingStartFailures({
+            runOnce(executable, arguments, environment: environment, killAfter: delay, scratch: scratch, sourceLocation: sourceLocation)
+        }, ended: { $0.killed ? nil : ($0.status, $0.stderr) })
+    }
 
-    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+), which Glibc's Swift module does not export.
-    static let addCloseFrom: AddCloseFrom? = {
-        guard let handle = dlopen(nil, RTLD_NOW),
-              let symbol = dlsym(handle, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-        return unsafeBitCast(symbol, to: AddCloseFrom.self)
-    }()
-
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String],
-                    killAfter delay: Duration, scratch: String,
-                    sourceLocation: SourceLocation = #_sourceLocation) -> KilledRunResult {
-        // A run that pam_wrapper (the test tool) could not start PAM for says nothing about the product:
-        // try it again, as ProcessRunner does.
-        var result = runOnce(executable, arguments, environment: environment, killAfter: delay, scratch: scratch,
-                             sourceLocation: sourceLocation)
-        var tries = 1
-        while tries < 4, !result.killed, PamWrapperDirs.isWrapperStartFailure(result.status, result.stderr) {
-            print("pam_wrapper could not start PAM, running again: \(result.stderr)")  // visible in the test log
-            PamWrapperDirs.sweepStale()
-            result = runOnce(executable, arguments, environment: environment, killAfter: delay, scratch: scratch,
-                             sourceLocation: sourceLocation)
-            tries += 1
-        }
-        return result
+    /// `run`, with `stdin` as the program's standard input: the bytes go to a file in `scratch`, and a shell
+    /// `exec`s the program with that file as its input (so the pid that is killed is the program's own).
+    public static func run(_ executable: String, _ arguments: [String], stdin: [UInt8], environment: [String: String],
+                           killAfter delay: Duration, scratch: String,
+                           sourceLocation: SourceLocation = #_sourceLocation) throws -> KilledRunResult {
+        let input = "\(scratch)/killed.stdin"
+        try #require(FileBytes.write(input, stdin), "could not write \(input)", sourceLocation: sourceLocation)
+        return run("/bin/sh", ["-c", "exec \"$0\" \"$@\" < '\(input)'", executable] + arguments,
+                   environment: environment, killAfter: delay, scratch: scratch, sourceLocation: sourceLocation)
     }
 
     private static func runOnce(_ executable: String, _ arguments: [String], environment: [String: String],
@@ -68,38 +65,15 @@ enum KillRunner {
         if environment["LD_PRELOAD"] != nil { PamWrapperDirs.sweepStale() }
         let outPath = "\(scratch)/killed.stdout"
         let errPath = "\(scratch)/killed.stderr"
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        // Pipes another test's runner made a moment ago may not be close-on-exec yet: never inherit them.
-        if let closeFrom = KillRunner.addCloseFrom { _ = closeFrom(&actions, 3) }
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var all = sigset_t()
-        sigfillset(&all)
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        let setsid: Int32 = 0x80  // POSIX_SPAWN_SETSID
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | setsid))
-
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = environment.sorted { $0.key < $1.key }
-            .map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+        let started = ProcessRunner.start(executable, arguments, environment: environment) { actions in
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-        guard rc == 0 else {
-            Issue.record("Could not start \(executable): \(String(cString: strerror(rc)))", sourceLocation: sourceLocation)
+        guard case .success(let pid) = started else {
+            if case .failure(let failure) = started {
+                Issue.record("Could not start \(executable): \(String(cString: strerror(failure.errno)))", sourceLocation: sourceLocation)
+            }
             return KilledRunResult(killed: false, status: 127, stdout: [], stderr: "")
         }
 
@@ -112,12 +86,9 @@ enum KillRunner {
             kill(pid, SIGKILL)
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         }
-        let signalled = (status & 0x7f) != 0
-        let code = signalled ? 128 + (status & 0x7f) : (status >> 8) & 0xff
-        return KilledRunResult(killed: signalled && (status & 0x7f) == SIGKILL, status: code,
+        return KilledRunResult(killed: (status & 0x7f) == SIGKILL, status: ProcessRunner.exitCode(status),
                                stdout: FileBytes.read(outPath) ?? [],
-                               stderr: (FileText.read(errPath) ?? "").split(separator: "\n", omittingEmptySubsequences: false)
-                                   .filter { !$0.hasPrefix("PWRAP_") }.joined(separator: "\n"))
+                               stderr: PamWrapperDirs.droppingNoise(FileText.read(errPath) ?? ""))
     }
 
     /// Starts a program and kills it (as `run` does) the moment the `count`-th file is renamed into
@@ -125,9 +96,9 @@ enum KillRunner {
     /// or after `atMost`, or when it exits first. So the kill lands at a point chosen from the program's
     /// observed progress, not from a guess of its timing; it may still get a little further before the
     /// signal arrives. `renamesSeen` in the result says how many renames the kill followed.
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String],
-                    killAtRename count: Int, in folder: String, atMost: Duration, scratch: String,
-                    sourceLocation: SourceLocation = #_sourceLocation) -> (result: KilledRunResult, renamesSeen: Int) {
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String],
+                           killAtRename count: Int, in folder: String, atMost: Duration, scratch: String,
+                           sourceLocation: SourceLocation = #_sourceLocation) -> (result: KilledRunResult, renamesSeen: Int) {
         let watch = inotify_init1(Int32(0o2000000 | 0o4000))  // IN_CLOEXEC | IN_NONBLOCK
         guard watch >= 0, inotify_add_watch(watch, folder, 0x0000_0080 /* IN_MOVED_TO */) >= 0 else {
             Issue.record("inotify on \(folder) failed: \(String(cString: strerror(errno)))", sourceLocation: sourceLocation)
@@ -164,3 +135,4 @@ enum KillRunner {
         return stat[stat.index(after: close)...].hasPrefix(" Z")
     }
 }
+#endif

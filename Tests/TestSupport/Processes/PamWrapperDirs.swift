@@ -8,16 +8,16 @@ import Glibc
 /// and once the set is used up `pam_start` fails for every later process. This sweeps such folders: an
 /// empty or missing pid file older than a quarter second (a live process writes it right after the mkdir), or
 /// a pid that is no longer running.
-enum PamWrapperDirs {
+public enum PamWrapperDirs {
     /// The name in a `readdir` entry, read in place (copying the whole `dirent` can read past its end).
-    static func direntName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+    public static func direntName(_ entry: UnsafeMutablePointer<dirent>) -> String {
         let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         return String(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
     }
 
     /// vaultctl's words when `pam_start` itself failed (exit 78), which under pam_wrapper means the
     /// wrapper could not set up its folder, not that PAM said no.
-    static func isWrapperStartFailure(_ status: Int32, _ stderr: String) -> Bool {
+    public static func isWrapperStartFailure(_ status: Int32, _ stderr: String) -> Bool {
         if status == 78 && stderr.contains("PAM could not start") { return true }
         // pam_wrapper's constructor calls exit(1) when it loses the race for a folder, printing only its own
         // PWRAP_ lines: vaultctl never ran.
@@ -25,7 +25,31 @@ enum PamWrapperDirs {
         return false
     }
 
-    static func sweepStale() {
+    /// Runs `run` again (at most 4 times in all) while it failed only because pam_wrapper could not start
+    /// PAM (`isWrapperStartFailure` of the status and stderr `ended` gives; nil: it did not end by itself),
+    /// sweeping stale folders before each new try. pam_wrapper (the test tool, not the product) now and then
+    /// fails pam_start under heavy parallel load when it juggles its /tmp/pam.X folders; that is not a result
+    /// worth asserting on. A wrong password or any other PAM answer is never retried.
+    public static func retryingStartFailures<R>(_ run: () -> R, ended: (R) -> (status: Int32, stderr: String)?) -> R {
+        var result = run()
+        var tries = 1
+        while tries < 4, let end = ended(result), isWrapperStartFailure(end.status, end.stderr) {
+            print("pam_wrapper could not start PAM, running again: \(end.stderr)")  // visible in the test log
+            sweepStale()
+            result = run()
+            tries += 1
+        }
+        return result
+    }
+
+    /// `text` without pam_wrapper's own lines (starting `PWRAP_`): not the words of the program under test.
+    public static func droppingNoise(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !$0.hasPrefix("PWRAP_") }
+            .joined(separator: "\n")
+    }
+
+    public static func sweepStale() {
         lock.lock()
         defer { lock.unlock() }
         guard let dir = opendir("/tmp") else { return }
