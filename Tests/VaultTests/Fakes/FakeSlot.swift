@@ -11,6 +11,7 @@ import Slots
 ///
 /// `@unchecked Sendable`: `Slot` requires `Sendable` and `SecretBytes` is not; every stored variable
 /// (values and switches) is read and written only while `lock` is held, so sharing it across threads is safe.
+@dynamicMemberLookup
 final class FakeSlot: Slot, @unchecked Sendable {
     let mode: SlotMode
     private let log: OperationLog
@@ -19,16 +20,7 @@ final class FakeSlot: Slot, @unchecked Sendable {
     /// The device fake's stored tags, new at each write (as a sealed file's); the sync fake has none, as
     /// the Secret Service slot has none.
     private var tags: [SlotName: [UInt8]] = [:]
-    private var _unavailable: SlotError?
-    private var _isLocked = false
-    private var _writeError: SlotError?
-    private var _readError: SlotError?
-    private var _deleteError: SlotError?
-    private var _namesError: SlotError?
-    private var _garblesReads = false
-    private var _placeDescription: String?
-    private var _bindingName: String?
-    private var _providerDescription: String?
+    private var switches = Switches()
 
     init(_ mode: SlotMode, log: OperationLog) {
         self.mode = mode
@@ -37,63 +29,33 @@ final class FakeSlot: Slot, @unchecked Sendable {
 
     // MARK: Switches
 
-    /// The backend cannot be asked: `holding` answers `.unknown(error)` and every other call throws it.
-    var unavailable: SlotError? {
-        get { locked { _unavailable } }
-        set { locked { _unavailable = newValue } }
+    /// The failures the fake is made to have, each a switch a test sets (`slot.isLocked = true`).
+    struct Switches {
+        /// The backend cannot be asked: `holding` answers `.unknown(error)` and every other call throws it.
+        var unavailable: SlotError?
+        /// The collection is locked: held values answer `.holds(locked: true)`; read, write and delete throw `.locked`.
+        var isLocked = false
+        var writeError: SlotError?
+        var readError: SlotError?
+        var deleteError: SlotError?
+        var namesError: SlotError?
+        /// `read` gives back the held value with its last byte changed: a backend whose read-back differs
+        /// from what was written. The stored value itself is untouched.
+        var garblesReads = false
+        /// What `place(of:)` answers for a held name (as the Secret Service names its collection and item);
+        /// nil keeps the protocol's default answer, nil.
+        var placeDescription: String?
+        /// What `provider()` answers (the sync slot: "KeePassXC, 'Passwords'"); nil keeps the default, nil.
+        var providerDescription: String?
+        /// What `binding(of:)` answers for a held name (the device slot: "tpm2" or "machine-id"); nil keeps the
+        /// protocol's default answer, nil.
+        var bindingName: String?
     }
 
-    /// The collection is locked: held values answer `.holds(locked: true)`; read, write and delete throw `.locked`.
-    var isLocked: Bool {
-        get { locked { _isLocked } }
-        set { locked { _isLocked = newValue } }
-    }
-
-    var writeError: SlotError? {
-        get { locked { _writeError } }
-        set { locked { _writeError = newValue } }
-    }
-
-    var readError: SlotError? {
-        get { locked { _readError } }
-        set { locked { _readError = newValue } }
-    }
-
-    var deleteError: SlotError? {
-        get { locked { _deleteError } }
-        set { locked { _deleteError = newValue } }
-    }
-
-    var namesError: SlotError? {
-        get { locked { _namesError } }
-        set { locked { _namesError = newValue } }
-    }
-
-    /// `read` gives back the held value with its last byte changed: a backend whose read-back differs
-    /// from what was written. The stored value itself is untouched.
-    var garblesReads: Bool {
-        get { locked { _garblesReads } }
-        set { locked { _garblesReads = newValue } }
-    }
-
-    /// What `place(of:)` answers for a held name (as the Secret Service names its collection and item);
-    /// nil keeps the protocol's default answer, nil.
-    var placeDescription: String? {
-        get { locked { _placeDescription } }
-        set { locked { _placeDescription = newValue } }
-    }
-
-    /// What `provider()` answers (the sync slot: "KeePassXC, 'Passwords'"); nil keeps the default, nil.
-    var providerDescription: String? {
-        get { locked { _providerDescription } }
-        set { locked { _providerDescription = newValue } }
-    }
-
-    /// What `binding(of:)` answers for a held name (the device slot: "tpm2" or "machine-id"); nil keeps the
-    /// protocol's default answer, nil.
-    var bindingName: String? {
-        get { locked { _bindingName } }
-        set { locked { _bindingName = newValue } }
+    /// Each switch, read and set under the lock.
+    subscript<T>(dynamicMember path: WritableKeyPath<Switches, T>) -> T {
+        get { locked { switches[keyPath: path] } }
+        set { locked { switches[keyPath: path] = newValue } }
     }
 
     // MARK: Set-up and inspection (not logged)
@@ -121,8 +83,8 @@ final class FakeSlot: Slot, @unchecked Sendable {
 
     private func look(_ name: SlotName, loggedAs what: String) -> Holding {
         let answer: Holding = locked {
-            if let error = _unavailable { return .unknown(error) }
-            return values[name] == nil ? .empty : .holds(locked: _isLocked)
+            if let error = switches.unavailable { return .unknown(error) }
+            return values[name] == nil ? .empty : .holds(locked: switches.isLocked)
         }
         log.note("\(mode.rawValue).\(what) \(name)")
         return answer
@@ -130,11 +92,11 @@ final class FakeSlot: Slot, @unchecked Sendable {
 
     func read(_ name: SlotName) throws(SlotError) -> SecretBytes {
         let outcome: Result<SecretBytes, SlotError> = locked {
-            if let error = _unavailable ?? _readError { return .failure(error) }
+            if let error = switches.unavailable ?? switches.readError { return .failure(error) }
             guard let value = values[name] else { return .failure(.empty(name)) }
-            if _isLocked { return .failure(.locked("the fake collection is locked")) }
+            if switches.isLocked { return .failure(.locked("the fake collection is locked")) }
             let copy = value.withUnsafeBytes { SecretBytes(copying: $0) }
-            if _garblesReads {
+            if switches.garblesReads {
                 copy.withUnsafeMutableBytes { raw, used in
                     if used > 0 { raw[used - 1] ^= 0xFF }
                 }
@@ -147,8 +109,8 @@ final class FakeSlot: Slot, @unchecked Sendable {
     func write(_ name: SlotName, _ secret: SecretBytes) throws(SlotError) {
         let copy = secret.withUnsafeBytes { SecretBytes(copying: $0) }
         let outcome: Result<Void, SlotError> = locked {
-            if let error = _unavailable ?? _writeError { return .failure(error) }
-            if _isLocked { return .failure(.locked("the fake collection is locked")) }
+            if let error = switches.unavailable ?? switches.writeError { return .failure(error) }
+            if switches.isLocked { return .failure(.locked("the fake collection is locked")) }
             values[name] = copy
             tags[name] = Self.newTag()
             return .success(())
@@ -159,8 +121,8 @@ final class FakeSlot: Slot, @unchecked Sendable {
     @discardableResult
     func delete(_ name: SlotName) throws(SlotError) -> Bool {
         let outcome: Result<Bool, SlotError> = locked {
-            if let error = _unavailable ?? _deleteError { return .failure(error) }
-            if _isLocked && values[name] != nil { return .failure(.locked("the fake collection is locked")) }
+            if let error = switches.unavailable ?? switches.deleteError { return .failure(error) }
+            if switches.isLocked && values[name] != nil { return .failure(.locked("the fake collection is locked")) }
             return .success(values.removeValue(forKey: name) != nil)
         }
         return try logged("delete", name, outcome)
@@ -168,22 +130,15 @@ final class FakeSlot: Slot, @unchecked Sendable {
 
     func names() throws(SlotError) -> [SlotName] {
         let outcome: Result<[SlotName], SlotError> = locked {
-            if let error = _unavailable ?? _namesError { return .failure(error) }
+            if let error = switches.unavailable ?? switches.namesError { return .failure(error) }
             return .success(Array(values.keys))
         }
-        switch outcome {
-        case .success(let names):
-            log.note("\(mode.rawValue).names")
-            return names
-        case .failure(let error):
-            log.note("\(mode.rawValue).names failed")
-            throw error
-        }
+        return try logged("names", outcome)
     }
 
     func storedTag(of name: SlotName) -> [UInt8]? {
         let answer: [UInt8]? = locked {
-            guard mode == .device, _unavailable == nil, values[name] != nil else { return nil }
+            guard mode == .device, switches.unavailable == nil, values[name] != nil else { return nil }
             return tags[name]
         }
         log.note("\(mode.rawValue).storedTag \(name)")
@@ -193,16 +148,16 @@ final class FakeSlot: Slot, @unchecked Sendable {
     private static func newTag() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
 
     func binding(of name: SlotName) -> String? {
-        locked { values[name] == nil ? nil : _bindingName }
+        locked { values[name] == nil ? nil : switches.bindingName }
     }
 
     func provider() -> String? {
         log.note("\(mode.rawValue).provider")
-        return locked { _providerDescription }
+        return locked { switches.providerDescription }
     }
 
     func place(of name: SlotName) -> String? {
-        let answer: String? = locked { values[name] == nil ? nil : _placeDescription }
+        let answer: String? = locked { values[name] == nil ? nil : switches.placeDescription }
         log.note("\(mode.rawValue).place \(name)")
         return answer
     }
@@ -210,12 +165,17 @@ final class FakeSlot: Slot, @unchecked Sendable {
     // MARK: Helpers
 
     private func logged<T>(_ operation: String, _ name: SlotName, _ outcome: Result<T, SlotError>) throws(SlotError) -> T {
+        try logged("\(operation) \(name)", outcome)
+    }
+
+    /// Notes `<mode>.<what>` in the log, with ` failed` when `outcome` is an error, and gives the outcome.
+    private func logged<T>(_ what: String, _ outcome: Result<T, SlotError>) throws(SlotError) -> T {
         switch outcome {
         case .success(let value):
-            log.note("\(mode.rawValue).\(operation) \(name)")
+            log.note("\(mode.rawValue).\(what)")
             return value
         case .failure(let error):
-            log.note("\(mode.rawValue).\(operation) \(name) failed")
+            log.note("\(mode.rawValue).\(what) failed")
             throw error
         }
     }

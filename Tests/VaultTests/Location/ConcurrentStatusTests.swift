@@ -12,41 +12,34 @@ import Slots
 @Suite struct ConcurrentStatusTests {
     /// A device slot behind a gate whose look waits (at most 5 s) until the sync slot's look has begun:
     /// asked one after the other, it gives up and answers "could not look".
-    final class WaitingGatedSlot: GatedSlot, @unchecked Sendable {
-        let mode = SlotMode.device
-        let inner: FakeSlot
+    final class WaitingGatedSlot: ForwardingSlot, GatedSlot, @unchecked Sendable {
         let signal: Int32
-        init(_ inner: FakeSlot, waitingOn signal: Int32) { self.inner = inner; self.signal = signal }
-        func holding(_ name: SlotName) -> Holding {
+        init(_ inner: FakeSlot, waitingOn signal: Int32) {
+            self.signal = signal
+            super.init(inner)
+        }
+        override func holding(_ name: SlotName) -> Holding {
             var p = pollfd(fd: signal, events: Int16(POLLIN), revents: 0)
             guard poll(&p, 1, 5000) == 1 else { return .unknown(.serviceUnavailable("the sync look never began")) }
             return inner.holding(name)
         }
-        func read(_ name: SlotName) throws(SlotError) -> SecretBytes { try inner.read(name) }
-        func write(_ name: SlotName, _ secret: SecretBytes) throws(SlotError) { try inner.write(name, secret) }
-        func delete(_ name: SlotName) throws(SlotError) -> Bool { try inner.delete(name) }
-        func names() throws(SlotError) -> [SlotName] { try inner.names() }
-        func binding(of name: SlotName) -> String? { inner.binding(of: name) }
         func gatedRead(_ name: SlotName) throws(VaultError) -> SecretBytes { throw .slot(.empty(name)) }
         func gatedWrite(_ name: SlotName, _ secret: SecretBytes) throws(VaultError) {}
         func gatedDelete(_ name: SlotName) throws(VaultError) -> Bool { false }
     }
 
     /// A sync slot that says, as its look begins, that it has begun.
-    final class SignallingSlot: Slot, @unchecked Sendable {
-        let mode = SlotMode.sync
-        let inner: FakeSlot
+    final class SignallingSlot: ForwardingSlot, @unchecked Sendable {
         let signal: Int32
-        init(_ inner: FakeSlot, signalling signal: Int32) { self.inner = inner; self.signal = signal }
-        func holding(_ name: SlotName) -> Holding {
+        init(_ inner: FakeSlot, signalling signal: Int32) {
+            self.signal = signal
+            super.init(inner)
+        }
+        override func holding(_ name: SlotName) -> Holding {
             var byte: UInt8 = 1
             _ = Glibc.write(signal, &byte, 1)
             return inner.holding(name)
         }
-        func read(_ name: SlotName) throws(SlotError) -> SecretBytes { try inner.read(name) }
-        func write(_ name: SlotName, _ secret: SecretBytes) throws(SlotError) { try inner.write(name, secret) }
-        func delete(_ name: SlotName) throws(SlotError) -> Bool { try inner.delete(name) }
-        func names() throws(SlotError) -> [SlotName] { try inner.names() }
     }
 
     /// The fixture's slots behind the waiting gate and the signalling sync slot, on a pipe closed at the end.
