@@ -166,3 +166,13 @@ struct Unchecked<T>: @unchecked Sendable {
     let value: T
     init(_ value: T) { self.value = value }
 }
+
+extension Policy {
+    /// The built-in policy with a rate limit that blocks (for 300 s) once `failures` failures fall within
+    /// 300 s: small enough for a test to use up.
+    static func allowingFailures(_ failures: Int) -> Policy {
+        var policy = Policy.builtIn
+        policy.rateLimit = RateLimitPolicy(failures: failures, windowSeconds: 300, blockSeconds: 300)
+        return policy
+    }
+}

@@ -141,9 +141,7 @@ import Vault
     }
 
     @Test func aVerbThatNeverAsksIsStillRefusedWhileBlockedAndTheLogComesFirst() throws {
-        var policy = Policy.builtIn
-        policy.rateLimit = RateLimitPolicy(failures: 1, windowSeconds: 300, blockSeconds: 300)
-        let x = GateExchange(policy: policy)
+        let x = GateExchange(policy: .allowingFailures(1))
         _ = try x.hello()
         _ = try x.send(.authenticate(.everySlot, reason: "move the vault behind vaultctl-gate"))
         _ = try x.send(.recordFailure)  // blocks
@@ -161,9 +159,7 @@ import Vault
     }
 
     @Test func theRateLimitBlocksBeforeThePromptOnceFailuresAreUsedUp() throws {
-        var policy = Policy.builtIn
-        policy.rateLimit = RateLimitPolicy(failures: 2, windowSeconds: 300, blockSeconds: 300)
-        let x = GateExchange(policy: policy)
+        let x = GateExchange(policy: .allowingFailures(2))
         _ = try x.hello()
         _ = try x.send(.store(Self.a), value: "one")
         x.gate.script(.authenticationFailed("no"), .authenticationFailed("no"))
@@ -199,9 +195,7 @@ import Vault
     }
 
     @Test func aCancelledPromptWritesNoLineAndCountsNoFailure() throws {
-        var policy = Policy.builtIn
-        policy.rateLimit = RateLimitPolicy(failures: 1, windowSeconds: 300, blockSeconds: 300)
-        let x = GateExchange(policy: policy)
+        let x = GateExchange(policy: .allowingFailures(1))
         x.gate.asks = true
         _ = try x.hello()
         _ = try x.send(.store(Self.a), value: "one")

@@ -10,46 +10,27 @@ import Slots
 
     // MARK: The order
 
-    @Test func moveToSyncWritesVerifiesRecordsThenDeletesSource() throws {
-        f.device.seed(api, "the secret")
-        try f.given(api, recordedAs: .device)
+    @Test(arguments: SlotMode.allCases)
+    func moveWritesVerifiesRecordsThenDeletesSource(from source: SlotMode) throws {
+        let (from, to) = (source.rawValue, source.other.rawValue)
+        f.slot(source).seed(api, "the secret")
+        try f.given(api, recordedAs: source)
 
-        let outcome = try f.vault.move(api, to: .sync)
+        let outcome = try f.vault.move(api, to: source.other)
 
-        #expect(outcome == .moved(from: .device))
+        #expect(outcome == .moved(from: source))
         #expect(f.log.entries == [
-            "device.holding api",
+            "\(from).holding api",
             "gate.verify",
-            "device.holding api",  // looked up again under the change lock
-            "device.read api",
-            "sync.write api",
-            "sync.read api",
-            "record api=sync",
-            "device.delete api",
+            "\(from).holding api",  // looked up again under the change lock
+            "\(from).read api",
+            "\(to).write api",
+            "\(to).read api",
+            "record api=\(to)",
+            "\(from).delete api",
         ])
-        #expect(f.sync.value(of: api) == "the secret")
-        #expect(f.device.value(of: api) == nil)
-    }
-
-    @Test func moveToDeviceWritesVerifiesRecordsThenDeletesSource() throws {
-        f.sync.seed(api, "the secret")
-        try f.given(api, recordedAs: .sync)
-
-        let outcome = try f.vault.move(api, to: .device)
-
-        #expect(outcome == .moved(from: .sync))
-        #expect(f.log.entries == [
-            "sync.holding api",
-            "gate.verify",
-            "sync.holding api",  // looked up again under the change lock
-            "sync.read api",
-            "device.write api",
-            "device.read api",
-            "record api=device",
-            "sync.delete api",
-        ])
-        #expect(f.device.value(of: api) == "the secret")
-        #expect(f.sync.value(of: api) == nil)
+        #expect(f.slot(source.other).value(of: api) == "the secret")
+        #expect(f.slot(source).value(of: api) == nil)
     }
 
     @Test func moveFindsTheValueDespiteStaleRecord() throws {
@@ -75,27 +56,26 @@ import Slots
 
     // MARK: Failures keep the source
 
-    @Test func moveWhenTargetWriteFailsKeepsSourceAndRecord() throws {
-        f.device.seed(api, "the secret")
-        try f.given(api, recordedAs: .device)
-        f.sync.writeError = .serviceUnavailable("no provider")
-
-        let error = #expect(throws: VaultError.self) { try f.vault.move(api, to: .sync) }
-
-        #expect(error?.slotError == .serviceUnavailable("no provider"))
-        #expect(f.device.value(of: api) == "the secret")
-        #expect(try f.record.mode(of: api) == .device)
-        #expect(f.log.changes == ["sync.write api failed"])
+    /// A target slot that refuses the write: it fails, or its collection is locked.
+    enum RefusedWrite: Sendable, CaseIterable {
+        case fails, locked
     }
 
-    @Test func moveWhenTargetIsLockedKeepsSourceAndRecord() throws {
+    @Test(arguments: RefusedWrite.allCases)
+    func moveWhenTargetRefusesTheWriteKeepsSourceAndRecord(_ refusal: RefusedWrite) throws {
         f.device.seed(api, "the secret")
         try f.given(api, recordedAs: .device)
-        f.sync.isLocked = true
+        switch refusal {
+        case .fails: f.sync.writeError = .serviceUnavailable("no provider")
+        case .locked: f.sync.isLocked = true
+        }
 
         let error = #expect(throws: VaultError.self) { try f.vault.move(api, to: .sync) }
 
-        #expect(error?.isLocked == true)
+        switch refusal {
+        case .fails: #expect(error?.slotError == .serviceUnavailable("no provider"))
+        case .locked: #expect(error?.isLocked == true)
+        }
         #expect(f.device.value(of: api) == "the secret")
         #expect(try f.record.mode(of: api) == .device)
         #expect(f.log.changes == ["sync.write api failed"])

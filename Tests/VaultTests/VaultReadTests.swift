@@ -30,14 +30,17 @@ import Slots
         #expect(f.log.entries == ["sync.holdingBeforeRead api", "device.holdingBeforeRead api", "gate.verify", "device.read api"])
     }
 
-    @Test func readWithoutRecordLooksInDeviceSlotFirst() throws {
-        f.device.seed(api, "from device")
+    /// Without a record the device slot is looked in first, then the sync slot: the value is read from
+    /// whichever holds it. Even with a copy in the device slot the sync slot is asked too: a copy there
+    /// would make it ambiguous.
+    @Test(arguments: SlotMode.allCases)
+    func readWithoutRecordLooksInDeviceSlotFirstThenSync(_ mode: SlotMode) throws {
+        f.slot(mode).seed(api, "from \(mode.rawValue)")
 
         let secret = try f.vault.read(api)
 
-        #expect(secret.text == "from device")
-        // Without a record, a copy in the sync slot would make it ambiguous: that slot is asked too.
-        #expect(f.log.entries == ["device.holdingBeforeRead api", "sync.holdingBeforeRead api", "gate.verify", "device.read api"])
+        #expect(secret.text == "from \(mode.rawValue)")
+        #expect(f.log.entries == ["device.holdingBeforeRead api", "sync.holdingBeforeRead api", "gate.verify", "\(mode.rawValue).read api"])
     }
 
     @Test func readWithoutRecordAndACopyInEachSlotIsRefusedBeforeThePrompt() throws {
@@ -52,15 +55,6 @@ import Slots
         }
         #expect(path.hasSuffix("modes.json") && detail.contains("both slots"))
         #expect(f.gate.calls == 0)
-    }
-
-    @Test func readWithoutRecordFallsBackToSyncSlot() throws {
-        f.sync.seed(api, "from sync")
-
-        let secret = try f.vault.read(api)
-
-        #expect(secret.text == "from sync")
-        #expect(f.log.entries == ["device.holdingBeforeRead api", "sync.holdingBeforeRead api", "gate.verify", "sync.read api"])
     }
 
     @Test func readOfARecordedSyncSlotThatCannotBeAskedIsCouldNotLookNeverTheDeviceCopy() throws {

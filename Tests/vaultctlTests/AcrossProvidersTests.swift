@@ -139,10 +139,7 @@ struct AcrossProvidersTests {
             try #require(prompt.status == 0, "\(prompt)")
         }
         for _ in 0..<100 {
-            let locked = ProcessRunner.run(Paths.tool("gdbus"), [
-                "call", "--session", "--dest", "org.freedesktop.secrets", "--object-path", collection,
-                "--method", "org.freedesktop.DBus.Properties.Get", "org.freedesktop.Secret.Collection", "Locked",
-            ], environment: provider.clientEnvironment, timeout: .seconds(15))
+            let locked = CollectionProperty.read("Locked", of: collection, environment: provider.clientEnvironment)
             if locked.stdoutText.contains("true") { return }
             usleep(50_000)
         }

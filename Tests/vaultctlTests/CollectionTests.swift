@@ -12,12 +12,6 @@ import TestSupport
 struct CollectionTests {
     static let session = "/org/freedesktop/secrets/collection/session"
 
-    private func keyring(_ body: (SecretServiceInstance, Sandbox) throws -> Void) throws {
-        let keyring = try SecretServiceInstance.start(.unlocked)
-        defer { keyring.stop() }
-        try body(keyring, try Sandbox(keyring))
-    }
-
     /// Makes `collection` the default one, as Seahorse's "Set as default" does.
     private func makeDefault(_ keyring: SecretServiceInstance, _ collection: String) throws {
         let r = ProcessRunner.run(Paths.tool("gdbus"), [
@@ -29,7 +23,7 @@ struct CollectionTests {
 
     /// The seed's lie: "nothing there" from a check that looked in the wrong place.
     @Test func aValueInACollectionThatIsNoLongerTheDefaultIsStillThere() throws {
-        try keyring { keyring, sb in
+        try Sandbox.onPrivateKeyring { keyring, sb in
             let name = sb.uniqueSlot("moved-default")
             let secret = TestData.textSecret(name)
             try sb.store(name, secret, mode: "sync")
@@ -51,11 +45,9 @@ struct CollectionTests {
 
     /// A collection with an empty label is named by its path, the provider's own name for it.
     @Test func anItemInAnotherCollectionIsNamedAndRead() throws {
-        try keyring { _, sb in
+        try Sandbox.onPrivateKeyring { _, sb in
             let name = sb.uniqueSlot("in-session")
-            let store = sb.secretTool(["store", "--collection=session", "--label=theirs", "xdg:schema", "org.vaultctl.Slot",
-                                       "slot", name], stdin: .text("stored-elsewhere"))
-            try #require(store.status == 0, "\(store)")
+            try sb.putKeyringItem(name, Array("stored-elsewhere".utf8), label: "theirs", collection: "session")
             let status = try sb.vaultctl(["status", name])
             #expect(status.stdoutText.hasPrefix("in-slot:"), "\(status)")
             #expect(status.stdoutText.contains("collection 'session' as item 'theirs'"), "\(status)")
@@ -67,11 +59,9 @@ struct CollectionTests {
     /// Copies in two collections: reads and status take the newest, status says there are two, and delete
     /// removes both.
     @Test func copiesInTwoCollectionsAreReadNewestFirstAndAllDeleted() throws {
-        try keyring { _, sb in
+        try Sandbox.onPrivateKeyring { _, sb in
             let name = sb.uniqueSlot("two-copies")
-            let old = sb.secretTool(["store", "--collection=session", "--label=old", "xdg:schema", "org.vaultctl.Slot",
-                                     "slot", name], stdin: .text("the older copy"))
-            try #require(old.status == 0, "\(old)")
+            try sb.putKeyringItem(name, Array("the older copy".utf8), label: "old", collection: "session")
             sleep(1)  // Modified has a resolution of seconds
             try sb.store(name, Array("the newer copy".utf8), mode: "sync")
 
@@ -89,10 +79,9 @@ struct CollectionTests {
 
     /// An item under our schema whose slot attribute is no valid slot name is not listed, and list says so.
     @Test func listSaysHowManyItemsItPassedOver() throws {
-        try keyring { _, sb in
+        try Sandbox.onPrivateKeyring { _, sb in
             for bad in ["../escape", "has space"] {
-                let store = sb.secretTool(["store", "--label=bad", "xdg:schema", "org.vaultctl.Slot", "slot", bad], stdin: .text("x"))
-                try #require(store.status == 0, "\(store)")
+                try sb.putKeyringItem(bad, Array("x".utf8), label: "bad")
             }
             let list = try sb.vaultctl(["list"])
             #expect(list.status == 0 && list.stdoutText.isEmpty, "\(list)")
@@ -104,7 +93,7 @@ struct CollectionTests {
     /// naming the item, and nothing is printed.
     @Test(arguments: [0, 70_000])
     func aValueOutsideTheBoundsIsRefused(_ size: Int) throws {
-        try keyring { _, sb in
+        try Sandbox.onPrivateKeyring { _, sb in
             let name = sb.uniqueSlot("bounds")
             // secret-tool reads at most 8 KiB from stdin, so the item is made over D-Bus (dbus-python, the
             // `plain` session that any program in the session may use).
@@ -124,9 +113,7 @@ struct CollectionTests {
                 """, name, String(size)], environment: sb.secretToolEnvironment, timeout: .seconds(15))
             try #require(store.status == 0, "\(store)")
             let read = try sb.read(name)
-            #expect(read.status == 65, "\(read)")
-            #expect(read.stdout.isEmpty)
-            #expect(read.stderr.contains("the Secret Service item /org/freedesktop/secrets/collection/login/"), "\(read.stderr)")
+            read.expectFailure(65, saying: "the Secret Service item /org/freedesktop/secrets/collection/login/")
             #expect(read.stderr.contains("outside the 1 to 65536 bytes"), "\(read.stderr)")
         }
     }

@@ -91,41 +91,40 @@ struct DestructiveGateTests {
     /// allow-supply, lock and unlock. No line holds the secret or its length. On a keyring of its own:
     /// `lock` locks the keyring's default collection.
     @Test func everyChangeLeavesAnAuditLine() throws {
-        let keyring = try SecretServiceInstance.start(.unlocked)
-        defer { keyring.stop() }
-        let sb = try Sandbox(keyring)
-        let name = sb.uniqueSlot("audited-change")
-        let secret = AuditLogTests.secret37(name)
-        let runs: [(args: [String], stdin: Stdin)] = [
-            (["store", name], .bytes(secret)),
-            (["store", name], .bytes(secret)),
-            (["move", name, "--to", "sync"], .null),
-            (["allow-supply", name, "on"], .null),
-            (["allow-supply", name, "off"], .null),
-            (["recovery", "generate"], .null),
-            (["recovery", "confirm-copied"], .null),
-            (["delete", name], .null),
-            (["lock"], .null),
-            (["unlock"], .null),
-        ]
-        for run in runs {
-            let r = try sb.vaultctlCounted(run.args, stdin: run.stdin)
-            #expect(r.status == 0, "\(run.args): \(r)")
-        }
-        let lines = sb.auditFileLines.filter { !$0.contains("PAM could not start") }
-        let entries = try JSONLines.parse(lines.joined(separator: "\n"))
-        #expect(entries.map { $0["command"] as? String } == runs.map { $0.args.prefix(2).joined(separator: " ") }
-            .map { $0.hasPrefix("recovery") ? $0 : String($0.split(separator: " ")[0]) }, "\(lines)")
-        #expect(entries.allSatisfy { $0["result"] as? String == "ok" }, "\(lines)")
-        #expect(entries.filter { $0["command"] as? String == "store" }.allSatisfy { $0["slot"] as? String == name })
-        #expect(entries.filter { ($0["command"] as? String)?.hasPrefix("recovery") == true }
-            .allSatisfy { $0["slot"] as? String == "recovery-code" })
-        let text = lines.joined(separator: "\n")
-        #expect(!text.contains(String(decoding: secret, as: UTF8.self)), "never the secret")
-        // Never its length: no field but the slot name and the time (which may hold any digits) says 37.
-        for entry in entries {
-            for (key, value) in entry where key != "slot" && key != "time" {
-                #expect(!"\(value)".contains("37"), "never its length: \(key) = \(value)")
+        try Sandbox.onPrivateKeyring { _, sb in
+            let name = sb.uniqueSlot("audited-change")
+            let secret = AuditLogTests.secret37(name)
+            let runs: [(args: [String], stdin: Stdin)] = [
+                (["store", name], .bytes(secret)),
+                (["store", name], .bytes(secret)),
+                (["move", name, "--to", "sync"], .null),
+                (["allow-supply", name, "on"], .null),
+                (["allow-supply", name, "off"], .null),
+                (["recovery", "generate"], .null),
+                (["recovery", "confirm-copied"], .null),
+                (["delete", name], .null),
+                (["lock"], .null),
+                (["unlock"], .null),
+            ]
+            for run in runs {
+                let r = try sb.vaultctlCounted(run.args, stdin: run.stdin)
+                #expect(r.status == 0, "\(run.args): \(r)")
+            }
+            let lines = sb.auditFileLines.filter { !$0.contains("PAM could not start") }
+            let entries = try JSONLines.parse(lines.joined(separator: "\n"))
+            #expect(entries.map { $0["command"] as? String } == runs.map { $0.args.prefix(2).joined(separator: " ") }
+                .map { $0.hasPrefix("recovery") ? $0 : String($0.split(separator: " ")[0]) }, "\(lines)")
+            #expect(entries.allSatisfy { $0["result"] as? String == "ok" }, "\(lines)")
+            #expect(entries.filter { $0["command"] as? String == "store" }.allSatisfy { $0["slot"] as? String == name })
+            #expect(entries.filter { ($0["command"] as? String)?.hasPrefix("recovery") == true }
+                .allSatisfy { $0["slot"] as? String == "recovery-code" })
+            let text = lines.joined(separator: "\n")
+            #expect(!text.contains(String(decoding: secret, as: UTF8.self)), "never the secret")
+            // Never its length: no field but the slot name and the time (which may hold any digits) says 37.
+            for entry in entries {
+                for (key, value) in entry where key != "slot" && key != "time" {
+                    #expect(!"\(value)".contains("37"), "never its length: \(key) = \(value)")
+                }
             }
         }
     }

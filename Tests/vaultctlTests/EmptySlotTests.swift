@@ -8,9 +8,7 @@ struct EmptySlotTests {
         let sb = try Sandbox()
         let name = sb.uniqueSlot("never")
         let r = try sb.read(name)
-        #expect(r.status == 66, "\(r)")
-        #expect(r.stdout.isEmpty)
-        #expect(r.stderr.contains("Slot '\(name)' is empty"), "\(r.stderr)")
+        r.expectFailure(66, saying: "Slot '\(name)' is empty")
     }
 
     @Test func deleteOfNeverStoredSlotIs66() throws {
@@ -31,8 +29,7 @@ struct EmptySlotTests {
         #expect(d.stdout.isEmpty)
 
         let r = try sb.read(name)
-        #expect(r.status == 66, "\(r)")
-        #expect(r.stdout.isEmpty)
+        r.expectFailure(66)
         #expect(try sb.listed()[name] == nil)
         #expect(!Paths.exists(sb.slotFile(name)))
         #expect(sb.secretToolLookup(name).stdout.isEmpty)

@@ -155,11 +155,7 @@ struct KeePassXCTests {
             let lock = try sb.vaultctl(["lock"])
             #expect(lock.status == 0, "\(lock)")
             #expect(lock.stderr.contains("and so is the Secret Service collection 'vaultctl test'"), "\(lock.stderr)")
-            let locked = ProcessRunner.run(Paths.tool("gdbus"), [
-                "call", "--session", "--dest", "org.freedesktop.secrets",
-                "--object-path", "/org/freedesktop/secrets/collection/db",
-                "--method", "org.freedesktop.DBus.Properties.Get", "org.freedesktop.Secret.Collection", "Locked",
-            ], environment: provider.clientEnvironment, timeout: .seconds(15))
+            let locked = CollectionProperty.read("Locked", of: "/org/freedesktop/secrets/collection/db", environment: provider.clientEnvironment)
             #expect(locked.stdoutText.contains("true"), "\(locked)")
         }
     }

@@ -115,9 +115,7 @@ struct LibraryLoadingTests {
         }
 
         let syncRead = try sb.vaultctl(["read", sync], prefix: without)
-        #expect(syncRead.status == 69, "\(syncRead)")
-        #expect(syncRead.stdout.isEmpty)
-        #expect(syncRead.stderr.contains("could not load"), "\(syncRead.stderr)")
+        syncRead.expectFailure(69, saying: "could not load")
         #expect(syncRead.stderr.contains(soname), "names the library that is missing: \(syncRead.stderr)")
         #expect(syncRead.stderr.split(separator: "\n").count == 1, "one line: \(syncRead.stderr)")
 
@@ -134,9 +132,7 @@ struct LibraryLoadingTests {
         let without = try Self.without(Self.libpam, in: sb)
 
         let read = try sb.vaultctl(["read", device], prefix: without)
-        #expect(read.status == 78, "\(read)")
-        #expect(read.stdout.isEmpty)
-        #expect(read.stderr.contains("could not load libpam"), "\(read.stderr)")
+        read.expectFailure(78, saying: "could not load libpam")
         #expect(read.stderr.split(separator: "\n").count == 1, "one line: \(read.stderr)")
 
         let status = try sb.vaultctl(["status", device], prefix: without)

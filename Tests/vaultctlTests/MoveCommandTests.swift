@@ -103,9 +103,7 @@ struct MoveCommandTests {
         let secret = TestData.textSecret(name)
         try sb.store(name, secret, mode: "device")
         // The copy an interrupted `move --to device` from sync would have left behind in the keyring.
-        let put = sb.secretTool(["store", "--label=leftover", "xdg:schema", "org.vaultctl.Slot", "slot", name],
-                                stdin: .bytes(secret))
-        try #require(put.status == 0, "secret-tool store failed: \(put)")
+        try sb.putKeyringItem(name, secret, label: "leftover")
         // Reads use the device copy, but a copy that may leave the device is in the keyring: in-slot.
         let label = try Fixtures.sharedKeyring.get().defaultCollectionLabel()
         let both = try sb.status(name)

@@ -62,8 +62,7 @@ struct PasswordStdinTests {
         }
         // Three failures block the next gated command, whichever way its password would come.
         let blocked = try sb.vaultctl(["read", name, "--password-stdin"], stdin: Self.rightLine, askpass: .unset)
-        #expect(blocked.status == 75, "\(blocked)")
-        #expect(blocked.stdout.isEmpty)
+        blocked.expectFailure(75)
         #expect(try Self.failedAttempts(sb) == 3, "\(sb.auditFileLines)")
     }
 
@@ -73,9 +72,7 @@ struct PasswordStdinTests {
         try sb.store(name, TestData.textSecret(name))
 
         let r = try Self.readFromStdin(sb, name, .null)
-        #expect(r.status == 77, "\(r)")
-        #expect(r.stdout.isEmpty)
-        #expect(r.stderr.contains("standard input ended before a line for PAM's question"), "\(r.stderr)")
+        r.expectFailure(77, saying: "standard input ended before a line for PAM's question")
         #expect(r.stderr.contains("leave the option out"), "says what to do: \(r.stderr)")
         #expect(r.stderr.split(separator: "\n").count == 1, "one line: \(r.stderr)")
     }

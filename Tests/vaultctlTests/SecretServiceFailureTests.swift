@@ -11,22 +11,20 @@ struct SecretServiceFailureTests {
 
     /// A private unlocked keyring holding one sync slot, with its collection locked afterwards.
     private func lockedKeyring(_ body: (SecretServiceInstance, Sandbox, String, [UInt8]) throws -> Void) throws {
-        let keyring = try SecretServiceInstance.start(.unlocked)
-        defer { keyring.stop() }
-        let sb = try Sandbox(keyring)
-        let name = sb.uniqueSlot("locked")
-        let secret = TestData.textSecret(name)
-        try sb.store(name, secret, mode: "sync")
-        let lock = keyring.lockLoginCollection()
-        try #require(lock.status == 0, "locking the collection failed: \(lock)")
-        try body(keyring, sb, name, secret)
+        try Sandbox.onPrivateKeyring { keyring, sb in
+            let name = sb.uniqueSlot("locked")
+            let secret = TestData.textSecret(name)
+            try sb.store(name, secret, mode: "sync")
+            let lock = keyring.lockLoginCollection()
+            try #require(lock.status == 0, "locking the collection failed: \(lock)")
+            try body(keyring, sb, name, secret)
+        }
     }
 
     @Test func readInLockedCollectionIs69() throws {
         try lockedKeyring { _, sb, name, secret in
             let r = try sb.read(name)
-            #expect(r.status == 69, "\(r)")
-            #expect(r.stdout.isEmpty)
+            r.expectFailure(69)
             #expect(r.stderr.contains("is in a locked collection of the Secret Service (gnome-keyring") && r.stderr.contains("without one by 'gnome-keyring-daemon --replace --unlock --components=secrets' with the password on its standard input"), "\(r.stderr)")
             #expect(!r.stderr.contains(String(decoding: secret, as: UTF8.self)))
             #expect(r.elapsed < Self.bound, "\(r.elapsed)")
@@ -78,8 +76,7 @@ struct SecretServiceFailureTests {
         let sb = try Sandbox(busAddress: "unix:path=/nonexistent")
         let absent = sb.uniqueSlot("nobus-absent")
         let r = try sb.read(absent)
-        #expect(r.status == 69, "\(r)")
-        #expect(r.stdout.isEmpty)
+        r.expectFailure(69)
         #expect(r.elapsed < Self.bound, "\(r.elapsed)")
 
         let name = sb.uniqueSlot("nobus-device")
@@ -90,25 +87,15 @@ struct SecretServiceFailureTests {
         #expect(ok.stdout == secret)
     }
 
-    @Test func readWithoutProviderIs69() throws {
-        let bus = try SecretServiceInstance.start(.busOnly)
-        defer { bus.stop() }
-        let sb = try Sandbox(bus)
-        let r = try sb.read(sb.uniqueSlot("noprovider"))
-        #expect(r.status == 69, "\(r)")
-        #expect(r.stdout.isEmpty)
-        #expect(r.stderr.contains("Secret Service"), "\(r.stderr)")
-        #expect(r.elapsed < Self.bound, "\(r.elapsed)")
-    }
-
-    @Test func readWithoutDefaultCollectionIs69() throws {
-        let keyring = try SecretServiceInstance.start(.noDefault)
-        defer { keyring.stop() }
-        let sb = try Sandbox(keyring)
-        let r = try sb.read(sb.uniqueSlot("nodefault"))
-        #expect(r.status == 69, "\(r)")
-        #expect(r.stdout.isEmpty)
-        #expect(r.stderr.contains("no default collection"), "\(r.stderr)")
+    /// A bus without a provider, and a keyring without a default collection: a read says which.
+    @Test(arguments: [(SecretServiceInstance.Kind.busOnly, "noprovider", "Secret Service"),
+                      (.noDefault, "nodefault", "no default collection")])
+    func readWithoutAProviderOrDefaultCollectionIs69(_ kind: SecretServiceInstance.Kind, hint: String, says: String) throws {
+        let service = try SecretServiceInstance.start(kind)
+        defer { service.stop() }
+        let sb = try Sandbox(service)
+        let r = try sb.read(sb.uniqueSlot(hint))
+        r.expectFailure(69, saying: says)
         #expect(r.elapsed < Self.bound, "\(r.elapsed)")
     }
 

@@ -19,8 +19,7 @@ struct SecretToolInteropTests {
         let sb = try Sandbox()
         let name = sb.uniqueSlot("st-store")
         let secret = TestData.binarySecret(name)
-        let st = sb.secretTool(["store", "--label=L", "xdg:schema", "org.vaultctl.Slot", "slot", name], stdin: .bytes(secret))
-        try #require(st.status == 0, "secret-tool store failed: \(st)")
+        try sb.putKeyringItem(name, secret, label: "L")
 
         #expect(try sb.listed()[name] == ["sync"])
         let r = try sb.read(name)

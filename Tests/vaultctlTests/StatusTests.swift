@@ -157,8 +157,7 @@ struct StatusTests {
         Self.expectHonest(doc)
 
         let r = try fresh.read(name)
-        #expect(r.status == 66, "\(r)")
-        #expect(r.stdout.isEmpty)
+        r.expectFailure(66)
     }
 
     /// (b) The record says sync but the value is in the device slot: status believes the slots, not the record.
@@ -252,9 +251,7 @@ struct StatusTests {
         Self.expectHonest(doc)
 
         let r = try sb.read(name)
-        #expect(r.status == 69, "\(r)")
-        #expect(r.stdout.isEmpty)
-        #expect(r.stderr.contains("locked"), "\(r.stderr)")
+        r.expectFailure(69, saying: "locked")
         #expect(!r.stderr.contains(String(decoding: secret, as: UTF8.self)))
     }
 }

@@ -258,9 +258,7 @@ struct RateLimitTests {
             if attempt == 3 { #expect(r.stderr.contains("blocked until"), "the failure that blocks says so: \(r.stderr)") }
         }
         let r = try sb.vaultctlCounted(["read", name])
-        #expect(r.status == 75, "\(r)")
-        #expect(r.stdout.isEmpty)
-        #expect(r.stderr.contains("try again"), "\(r.stderr)")
+        r.expectFailure(75, saying: "try again")
         #expect(r.stderr.range(of: #"until \d\d:\d\d:\d\d"#, options: .regularExpression) != nil, "says when: \(r.stderr)")
         #expect(sb.askpassCalls == 3, "no fourth prompt")
 

@@ -16,6 +16,14 @@ struct TPMDeviceKeyTests {
     /// `VAULTCTL_TPM2_TCTI` for a TPM.
     static func using(_ tpm: SoftwareTPM) -> [String: String] { ["VAULTCTL_TPM2_TCTI": tpm.tcti] }
 
+    /// `vaultctl store NAME [--mode MODE]` in `sb` with `tpm` as the machine's TPM; expects success.
+    static func store(_ sb: Sandbox, _ name: String, _ secret: [UInt8], mode: String? = nil, with tpm: SoftwareTPM,
+                      sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let s = try sb.vaultctl(["store", name] + (mode.map { ["--mode", $0] } ?? []), stdin: .bytes(secret),
+                                overriding: using(tpm), sourceLocation: sourceLocation)
+        try #require(s.status == 0, "\(s)", sourceLocation: sourceLocation)
+    }
+
     var tpmKeyPath: (Sandbox) -> String { { "\($0.stateFolder)/device.tpm2" } }
 
     /// The state folder's files and their bytes (to prove a refusal changed nothing).
@@ -49,8 +57,7 @@ struct TPMDeviceKeyTests {
         let sb = try Sandbox()
         let name = sb.uniqueSlot("tpm")
         let secret = TestData.binarySecret(name)
-        let s = try sb.vaultctl(["store", name, "--mode", "device"], stdin: .bytes(secret), overriding: Self.using(tpm))
-        try #require(s.status == 0, "\(s)")
+        try Self.store(sb, name, secret, mode: "device", with: tpm)
         #expect(Paths.exists("\(sb.stateFolder)/device.tpm2"))
         #expect(!Paths.exists("\(sb.stateFolder)/device.key"), "a new vault with a TPM gets no machine-id key")
         let file = try #require(FileBytes.read(sb.slotFile(name)))
@@ -110,8 +117,7 @@ struct TPMDeviceKeyTests {
         defer { tpm.stop() }
         let sb = try Sandbox()
         let name = sb.uniqueSlot("tools")
-        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
-        try #require(s.status == 0, "\(s)")
+        try Self.store(sb, name, TestData.textSecret(name), with: tpm)
         let file = try #require(FileBytes.read("\(sb.stateFolder)/device.tpm2"))
         let parts = Self.tpmParts(file)
         try #require(parts.count == 3, "device.tpm2 holds a name, a public and a private area")
@@ -166,8 +172,7 @@ struct TPMDeviceKeyTests {
         let sb = try Sandbox()
         let name = sb.uniqueSlot("copied")
         let secret = TestData.binarySecret(name)
-        let s = try sb.vaultctl(["store", name, "--mode", "device"], stdin: .bytes(secret), overriding: Self.using(tpm))
-        try #require(s.status == 0, "\(s)")
+        try Self.store(sb, name, secret, mode: "device", with: tpm)
 
         // The copy: the same files, the same machine-id (this machine), another TPM.
         let copy = try Sandbox()
@@ -175,9 +180,7 @@ struct TPMDeviceKeyTests {
         try #require(cp.status == 0, "\(cp)")
         let before = Self.snapshot(copy)
         let r = try copy.vaultctl(["read", name], overriding: Self.using(other))
-        #expect(r.status == 65, "\(r)")
-        #expect(r.stdout.isEmpty)
-        #expect(r.stderr.contains("sealed to another TPM"), "\(r.stderr)")
+        r.expectFailure(65, saying: "sealed to another TPM")
         #expect(r.stderr.split(separator: "\n").count == 1, "one line: \(r.stderr)")
         #expect(Self.snapshot(copy) == before, "nothing was deleted or rewritten")
         // A store into the copy does not re-key it either: the other TPM still cannot open the old value.
@@ -194,8 +197,7 @@ struct TPMDeviceKeyTests {
         let sb = try Sandbox()
         let name = sb.uniqueSlot("stopped")
         let secret = TestData.binarySecret(name)
-        let s = try sb.vaultctl(["store", name], stdin: .bytes(secret), overriding: Self.using(tpm))
-        try #require(s.status == 0, "\(s)")
+        try Self.store(sb, name, secret, with: tpm)
         tpm.stop()
         let before = Self.snapshot(sb)
         let r = try sb.vaultctl(["read", name], overriding: Self.using(tpm), timeout: .seconds(20))
@@ -231,8 +233,7 @@ struct TPMDeviceKeyTests {
         defer { tpm.stop() }
         let sb = try Sandbox()
         let name = sb.uniqueSlot("hung")
-        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
-        try #require(s.status == 0, "\(s)")
+        try Self.store(sb, name, TestData.textSecret(name), with: tpm)
         let pid = try #require(tpm.pid)
         kill(pid, SIGSTOP)
         let r = try sb.vaultctl(["read", name], overriding: Self.using(tpm), timeout: .seconds(30))
@@ -247,8 +248,7 @@ struct TPMDeviceKeyTests {
         defer { tpm.stop() }
         let sb = try Sandbox()
         let name = sb.uniqueSlot("damaged")
-        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
-        try #require(s.status == 0, "\(s)")
+        try Self.store(sb, name, TestData.textSecret(name), with: tpm)
         let path = "\(sb.stateFolder)/device.tpm2"
         let good = try #require(FileBytes.read(path))
         // A changed byte inside the private area (the TPM's own integrity check refuses it), and one in a
@@ -273,8 +273,7 @@ struct TPMDeviceKeyTests {
         defer { tpm.stop() }
         let sb = try Sandbox()
         let name = sb.uniqueSlot("loose")
-        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
-        try #require(s.status == 0, "\(s)")
+        try Self.store(sb, name, TestData.textSecret(name), with: tpm)
         let path = "\(sb.stateFolder)/device.tpm2"
         #expect(chmod(path, 0o644) == 0)
         let r = try sb.vaultctl(["read", name], overriding: Self.using(tpm))
@@ -290,8 +289,7 @@ struct TPMDeviceKeyTests {
         defer { tpm.stop() }
         let sb = try Sandbox()
         let name = sb.uniqueSlot("helper")
-        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
-        try #require(s.status == 0, "\(s)")
+        try Self.store(sb, name, TestData.textSecret(name), with: tpm)
         // vaultctl alone in a folder: no vaultctl-tpm beside it.
         let lonely = try Fixtures.makeFolder("lonely")
         let cp = ProcessRunner.run(Paths.tool("cp"), [Paths.vaultctl, "\(lonely)/vaultctl"], environment: Fixtures.baseEnvironment)
@@ -321,8 +319,7 @@ struct TPMDeviceKeyTests {
         let sb = try Sandbox()
         let name = sb.uniqueSlot("trust")
         let secret = TestData.textSecret(name)
-        let s = try sb.vaultctl(["store", name], stdin: .bytes(secret), overriding: Self.using(tpm))
-        try #require(s.status == 0, "\(s)")
+        try Self.store(sb, name, secret, with: tpm)
         // vaultctl with a helper that notes each run, then runs the real one.
         let folder = try Fixtures.makeFolder("trust")
         let ran = "\(folder)-ran"
@@ -420,8 +417,7 @@ struct TPMDeviceKeyTests {
         defer { tpm.stop() }
         let sb = try Sandbox()
         let name = sb.uniqueSlot("lockout")
-        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
-        try #require(s.status == 0, "\(s)")
+        try Self.store(sb, name, TestData.textSecret(name), with: tpm)
         // One failure locks the TPM out, for 120 s per failure.
         let setup = tpm.tool("tpm2_dictionarylockout", ["-s", "-n", "1", "-t", "120", "-l", "120"])
         try #require(setup.status == 0, "\(setup)")
@@ -455,8 +451,7 @@ struct TPMDeviceKeyTests {
         defer { tpm.stop() }
         let sb = try Sandbox()
         let name = sb.uniqueSlot("legacy")
-        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
-        try #require(s.status == 0, "\(s)")
+        try Self.store(sb, name, TestData.textSecret(name), with: tpm)
         let keyPath = "\(sb.stateFolder)/device.tpm2"
         let file = try #require(FileBytes.read(keyPath))
         let parts = Self.tpmParts(file)
@@ -508,8 +503,7 @@ struct TPMDeviceKeyTests {
         defer { tpm.stop() }
         let sb = try Sandbox()
         let name = sb.uniqueSlot("unclean")
-        let s = try sb.vaultctl(["store", name], stdin: .bytes(TestData.textSecret(name)), overriding: Self.using(tpm))
-        try #require(s.status == 0, "\(s)")
+        try Self.store(sb, name, TestData.textSecret(name), with: tpm)
         for round in 1...4 {
             let r = try sb.vaultctl(["read", name], overriding: Self.using(tpm))
             #expect(r.status == 0 && r.stdout == TestData.textSecret(name), "read \(round): \(r)")

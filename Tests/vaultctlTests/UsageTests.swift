@@ -9,9 +9,7 @@ struct UsageTests {
     @Test func unknownCommandIs64() throws {
         let sb = try Sandbox()
         let r = try sb.vaultctl(["frobnicate"], stdin: .text("secret-for-unknown-command"))
-        #expect(r.status == 64, "\(r)")
-        #expect(r.stdout.isEmpty)
-        #expect(r.stderr.contains("Unknown command 'frobnicate'"), "\(r.stderr)")
+        r.expectFailure(64, saying: "Unknown command 'frobnicate'")
         #expect(sb.wroteNothing)
     }
 
@@ -39,8 +37,7 @@ struct UsageTests {
     @Test func noCommandIs64() throws {
         let sb = try Sandbox()
         let r = try sb.vaultctl([])
-        #expect(r.status == 64, "\(r)")
-        #expect(r.stdout.isEmpty)
+        r.expectFailure(64)
         #expect(sb.wroteNothing)
     }
 
@@ -51,9 +48,7 @@ struct UsageTests {
         let name = sb.uniqueSlot("opt")
         let argv = args.map { $0 == "NAME" ? name : $0 }
         let r = try sb.vaultctl(argv, stdin: .text("secret-for-unknown-option"))
-        #expect(r.status == 64, "\(r)")
-        #expect(r.stdout.isEmpty)
-        #expect(r.stderr.contains("Unknown option"), "\(r.stderr)")
+        r.expectFailure(64, saying: "Unknown option")
         #expect(sb.wroteNothing)
         #expect(sb.secretToolLookup(name).stdout.isEmpty)
     }
@@ -62,9 +57,7 @@ struct UsageTests {
     func badSlotNameIs64(command: String, name: String) throws {
         let sb = try Sandbox()
         let r = try sb.vaultctl([command, name], stdin: .text("secret-for-bad-name"))
-        #expect(r.status == 64, "\(r)")
-        #expect(r.stdout.isEmpty)
-        #expect(r.stderr.contains("not a valid slot name"), "\(r.stderr)")
+        r.expectFailure(64, saying: "not a valid slot name")
         #expect(sb.wroteNothing)
         #expect(!Paths.exists("\(sb.root)/x"), "no file escaped the state folder")
     }
@@ -84,9 +77,7 @@ struct UsageTests {
         let name = sb.uniqueSlot("argsecret")
         let argumentSecret = "hunter2-\(name)"
         let r = try sb.vaultctl(["store", name, argumentSecret], stdin: .text("from-stdin-\(name)"))
-        #expect(r.status == 64, "\(r)")
-        #expect(r.stdout.isEmpty)
-        #expect(r.stderr.contains("never taken from arguments"), "\(r.stderr)")
+        r.expectFailure(64, saying: "never taken from arguments")
         #expect(!r.stderr.contains(argumentSecret), "the refused argument is not echoed")
         #expect(sb.wroteNothing)
         #expect(try sb.listed()[name] == nil)
@@ -96,9 +87,7 @@ struct UsageTests {
         let sb = try Sandbox()
         let name = sb.uniqueSlot("bogus-mode")
         let r = try sb.vaultctl(["store", name, "--mode", "bogus"], stdin: .text("secret-\(name)"))
-        #expect(r.status == 64, "\(r)")
-        #expect(r.stdout.isEmpty)
-        #expect(r.stderr.contains("'bogus'"), "\(r.stderr)")
+        r.expectFailure(64, saying: "'bogus'")
         #expect(sb.wroteNothing)
         #expect(sb.secretToolLookup(name).stdout.isEmpty)
     }

@@ -85,42 +85,37 @@ struct VaultLockTests {
     }
 
     @Test func lockAsksNothingWorksFromARemoteSessionAndLocksTheCollection() throws {
-        let keyring = try SecretServiceInstance.start(.unlocked)
-        defer { keyring.stop() }
-        let sb = try Sandbox(keyring)
-        let device = sb.uniqueSlot("lk-device")
-        let sync = sb.uniqueSlot("lk-sync")
-        try sb.store(device, TestData.textSecret(device), mode: "device")
-        try sb.store(sync, TestData.textSecret(sync), mode: "sync")
+        try Sandbox.onPrivateKeyring { keyring, sb in
+            let device = sb.uniqueSlot("lk-device")
+            let sync = sb.uniqueSlot("lk-sync")
+            try sb.store(device, TestData.textSecret(device), mode: "device")
+            try sb.store(sync, TestData.textSecret(sync), mode: "sync")
 
-        // No pam_wrapper, no VAULT_ASKPASS, no terminal: nothing could answer a prompt.
-        let lock = sb.vaultctlWithoutPAM(["lock"], overriding: SessionOrigin.tailscale)
-        #expect(lock.status == 0, "\(lock)")
-        #expect(lock.stderr.contains("Secret Service"), "says what happened to the collection: \(lock.stderr)")
+            // No pam_wrapper, no VAULT_ASKPASS, no terminal: nothing could answer a prompt.
+            let lock = sb.vaultctlWithoutPAM(["lock"], overriding: SessionOrigin.tailscale)
+            #expect(lock.status == 0, "\(lock)")
+            #expect(lock.stderr.contains("Secret Service"), "says what happened to the collection: \(lock.stderr)")
 
-        let locked = ProcessRunner.run(Paths.tool("gdbus"), [
-            "call", "--session", "--dest", "org.freedesktop.secrets",
-            "--object-path", "/org/freedesktop/secrets/collection/login",
-            "--method", "org.freedesktop.DBus.Properties.Get", "org.freedesktop.Secret.Collection", "Locked",
-        ], environment: keyring.clientEnvironment, timeout: .seconds(15))
-        #expect(locked.status == 0 && locked.stdoutText.contains("true"), "the login collection is locked: \(locked) \(locked.stdoutText)")
+            let locked = CollectionProperty.read("Locked", environment: keyring.clientEnvironment)
+            #expect(locked.status == 0 && locked.stdoutText.contains("true"), "the login collection is locked: \(locked) \(locked.stdoutText)")
 
-        let read = try sb.readRepeatingRaces(device)
-        #expect(read.status == 77, "\(read)")
-        #expect(read.stderr.lowercased().contains("the vault is locked"), "\(read.stderr)")
+            let read = try sb.readRepeatingRaces(device)
+            #expect(read.status == 77, "\(read)")
+            #expect(read.stderr.lowercased().contains("the vault is locked"), "\(read.stderr)")
 
-        let unlock = try sb.vaultctlCounted(["unlock"])
-        #expect(unlock.status == 0, "\(unlock)")
-        #expect(sb.askpassCalls == 1)
-        // Headless, gnome-keyring cannot show its password prompt: unlock says so and how to go on.
-        #expect(unlock.stderr.contains("the Secret Service collection 'Login' that 'vaultctl lock' locked is still locked"), "\(unlock.stderr)")
-        let again = try sb.readRepeatingRaces(device)
-        #expect(again.status == 0, "reads work again: \(again)")
-        #expect(again.stdout == TestData.textSecret(device))
+            let unlock = try sb.vaultctlCounted(["unlock"])
+            #expect(unlock.status == 0, "\(unlock)")
+            #expect(sb.askpassCalls == 1)
+            // Headless, gnome-keyring cannot show its password prompt: unlock says so and how to go on.
+            #expect(unlock.stderr.contains("the Secret Service collection 'Login' that 'vaultctl lock' locked is still locked"), "\(unlock.stderr)")
+            let again = try sb.readRepeatingRaces(device)
+            #expect(again.status == 0, "reads work again: \(again)")
+            #expect(again.stdout == TestData.textSecret(device))
 
-        let syncRead = try sb.readRepeatingRaces(sync)
-        #expect(syncRead.status == 69, "headless, the keyring stays locked: \(syncRead)")
-        #expect(syncRead.stderr.contains("locked"), "\(syncRead.stderr)")
+            let syncRead = try sb.readRepeatingRaces(sync)
+            #expect(syncRead.status == 69, "headless, the keyring stays locked: \(syncRead)")
+            #expect(syncRead.stderr.contains("locked"), "\(syncRead.stderr)")
+        }
     }
 
     @Test func unlockFromARemoteSessionIsRefusedBeforeAnyPrompt() throws {

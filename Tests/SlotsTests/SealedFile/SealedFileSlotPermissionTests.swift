@@ -14,6 +14,13 @@ import Testing
 struct SealedFileSlotPermissionTests {
     static let name = SlotName.test("k")
 
+    /// Moves what is at `path` to `elsewhere` and puts a symlink to it at `path`.
+    static func replaceWithSymlink(_ path: String, movingItTo elsewhere: String,
+                                   sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(rename(path, elsewhere) == 0, sourceLocation: sourceLocation)
+        #expect(symlink(elsewhere, path) == 0, sourceLocation: sourceLocation)
+    }
+
     /// Expects every operation that looks at the state to refuse with `.unsafePermissions` for `path`.
     static func expectEverythingRefused(_ slot: SealedFileSlot, path: String,
                                         sourceLocation: SourceLocation = #_sourceLocation) {
@@ -59,8 +66,7 @@ struct SealedFileSlotPermissionTests {
         try withStateFolder { state throws in
             try state.slot().write(Self.name, .test(secretMarker))
             let elsewhere = "\(state.root)/elsewhere"
-            #expect(rename(state.slotPath("k"), elsewhere) == 0)
-            #expect(symlink(elsewhere, state.slotPath("k")) == 0)
+            Self.replaceWithSymlink(state.slotPath("k"), movingItTo: elsewhere)
             let error = refusal(state.slot(), Self.name)
             #expect(error?.isUnsafePermissions == true)
             #expect(error?.path == state.slotPath("k"))
@@ -73,23 +79,22 @@ struct SealedFileSlotPermissionTests {
         }
     }
 
-    @Test func slotPathThatIsAFolderIsRefused() throws {
-        try withStateFolder { state throws in
-            try state.slot().write(.test("other"), .test("x"))
-            #expect(mkdir(state.slotPath("k"), 0o700) == 0)
-            let error = refusal(state.slot(), Self.name)
-            #expect(error?.isUnsafePermissions == true)
-            #expect(error?.path == state.slotPath("k"))
-        }
+    /// What stands at a slot's path instead of a regular file.
+    enum NotAFile: String, Sendable, CaseIterable {
+        case folder
+        /// `SecureFile.read` must not wait in `open(2)` for a writer before `fstat` can see that a FIFO is
+        /// not a regular file (it opens with `O_NONBLOCK`).
+        case fifo
     }
 
-    /// Disabled: it hangs. `SecureFile.read` opens with `O_RDONLY` and no `O_NONBLOCK`, so `open(2)` on a FIFO
-    /// waits for a writer before `fstat` can see that it is not a regular file. Enable once that is fixed.
-    @Test
-    func slotPathThatIsAFifoIsRefused() throws {
+    @Test(arguments: NotAFile.allCases)
+    func slotPathThatIsNotAFileIsRefused(_ kind: NotAFile) throws {
         try withStateFolder { state throws in
             try state.slot().write(.test("other"), .test("x"))
-            #expect(mkfifo(state.slotPath("k"), 0o600) == 0)
+            switch kind {
+            case .folder: #expect(mkdir(state.slotPath("k"), 0o700) == 0)
+            case .fifo: #expect(mkfifo(state.slotPath("k"), 0o600) == 0)
+            }
             let error = refusal(state.slot(), Self.name)
             #expect(error?.isUnsafePermissions == true)
             #expect(error?.path == state.slotPath("k"))
@@ -109,24 +114,23 @@ struct SealedFileSlotPermissionTests {
 
     // MARK: - Folders
 
-    @Test(arguments: [0o755, 0o750, 0o705, 0o701, 0o710, 0o777] as [mode_t])
-    func stateFolderOpenToOthersIsRefused(_ mode: mode_t) throws {
-        try withStateFolder { state throws in
-            try state.slot().write(Self.name, .test(secretMarker))
-            let before = try rawBytes(state.slotPath("k"))
-            try setPermissions(state.path, mode)
-            Self.expectEverythingRefused(state.slot(), path: state.path)
-            #expect(try rawBytes(state.slotPath("k")) == before)
-        }
+    /// The folder a test opens to others: the state folder or its `slots` folder inside.
+    enum OpenFolder: String, Sendable {
+        case state, slots
     }
 
-    @Test(arguments: [0o755, 0o701] as [mode_t])
-    func slotsFolderOpenToOthersIsRefused(_ mode: mode_t) throws {
+    /// Each folder with the modes that open it to others.
+    static let openFolders: [(OpenFolder, mode_t)] = ([0o755, 0o750, 0o705, 0o701, 0o710, 0o777] as [mode_t]).map { (.state, $0) }
+        + ([0o755, 0o701] as [mode_t]).map { (.slots, $0) }
+
+    @Test(arguments: openFolders)
+    func folderOpenToOthersIsRefused(_ folder: OpenFolder, _ mode: mode_t) throws {
         try withStateFolder { state throws in
             try state.slot().write(Self.name, .test(secretMarker))
             let before = try rawBytes(state.slotPath("k"))
-            try setPermissions(state.slotsFolder, mode)
-            Self.expectEverythingRefused(state.slot(), path: state.slotsFolder)
+            let path = folder == .state ? state.path : state.slotsFolder
+            try setPermissions(path, mode)
+            Self.expectEverythingRefused(state.slot(), path: path)
             #expect(try rawBytes(state.slotPath("k")) == before)
         }
     }
@@ -144,8 +148,7 @@ struct SealedFileSlotPermissionTests {
         try withStateFolder { state throws in
             try state.slot().write(Self.name, .test(secretMarker))
             let real = "\(state.root)/real-slots"
-            #expect(rename(state.slotsFolder, real) == 0)
-            #expect(symlink(real, state.slotsFolder) == 0)
+            Self.replaceWithSymlink(state.slotsFolder, movingItTo: real)
             Self.expectEverythingRefused(state.slot(), path: state.slotsFolder)
         }
     }
@@ -187,8 +190,7 @@ struct SealedFileSlotPermissionTests {
         try withStateFolder { state throws in
             try state.slot().write(Self.name, .test(secretMarker))
             let elsewhere = "\(state.root)/key-elsewhere"
-            #expect(rename(state.deviceKeyPath, elsewhere) == 0)
-            #expect(symlink(elsewhere, state.deviceKeyPath) == 0)
+            Self.replaceWithSymlink(state.deviceKeyPath, movingItTo: elsewhere)
             let read = refusal(state.slot(), Self.name)
             #expect(read?.isUnsafePermissions == true)
             #expect(read?.path == state.deviceKeyPath)

@@ -150,16 +150,7 @@ import Testing
         let base = Array(#"{"a":[1,-2.5e3,"x\u00e9\ud83d\ude00\n",true,false,null],"b":{"c":{}}}"#.utf8)
         let alphabet = Array(#"{}[],:"\ 0123456789.eE+-truefalsnlu/abcdef"#.utf8) + [0, 0xff, 0xc3, 0xed, 0x0a]
         for _ in 0..<5000 {
-            var bytes = base
-            for _ in 0..<Int.random(in: 1...4, using: &random) {
-                let at = Int.random(in: 0...bytes.count, using: &random)
-                switch Int.random(in: 0..<4, using: &random) {
-                case 0 where at < bytes.count: bytes[at] = alphabet.randomElement(using: &random) ?? 0
-                case 1 where at < bytes.count: bytes.remove(at: at)
-                case 2: bytes.insert(alphabet.randomElement(using: &random) ?? 0, at: at)
-                default: bytes = Array(bytes[..<at])
-                }
-            }
+            let bytes = random.mutated(base, from: alphabet)
             let first = Result { () throws(JSONError) in try JSONParser.parse(bytes) }
             let again = Result { () throws(JSONError) in try JSONParser.parse(bytes) }
             #expect(first == again)

@@ -34,8 +34,11 @@ import Slots
         #expect(policy.remoteRanges == Policy.builtIn.remoteRanges)
     }
 
-    @Test func strictRefusesPolicyFileOthersCanRead() throws {
-        try writeFile(policyPath, #"{"version":1}"#, mode: 0o644)
+    /// A policy file others can read, or one in a folder others can read: refused, naming which.
+    @Test(arguments: [false, true])
+    func strictRefusesAFileOrFolderOthersCanRead(folderOpen: Bool) throws {
+        try writeFile(policyPath, #"{"version":1}"#, mode: folderOpen ? 0o600 : 0o644)
+        if folderOpen { #expect(chmod(configFolder, 0o755) == 0) }
 
         let error = #expect(throws: VaultError.self) { try PolicyReading(configFolder: configFolder).strict() }
 
@@ -43,20 +46,7 @@ import Slots
             Issue.record("expected unsafePermissions, got \(String(describing: error))")
             return
         }
-        #expect(path == policyPath)
-    }
-
-    @Test func strictRefusesFolderOthersCanRead() throws {
-        try writeFile(policyPath, #"{"version":1}"#, mode: 0o600)
-        #expect(chmod(configFolder, 0o755) == 0)
-
-        let error = #expect(throws: VaultError.self) { try PolicyReading(configFolder: configFolder).strict() }
-
-        guard case .unsafePermissions(let path, _)? = error?.slotError else {
-            Issue.record("expected unsafePermissions, got \(String(describing: error))")
-            return
-        }
-        #expect(path == configFolder)
+        #expect(path == (folderOpen ? configFolder : policyPath))
     }
 
     @Test func strictRefusesSymlinkedPolicyFile() throws {

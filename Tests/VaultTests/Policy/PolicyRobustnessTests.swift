@@ -120,16 +120,7 @@ import Testing
         let alphabet = Array(#"{}[],:"\ 0123456789.eE+-truefalsnl/abcdef"#.utf8) + [0, 0xff, 0xc3, 0x0a]
         var accepted = 0
         for _ in 0..<3000 {
-            var bytes = base
-            for _ in 0..<Int.random(in: 1...4, using: &random) {
-                let at = Int.random(in: 0...bytes.count, using: &random)
-                switch Int.random(in: 0..<4, using: &random) {
-                case 0 where at < bytes.count: bytes[at] = alphabet.randomElement(using: &random) ?? 0
-                case 1 where at < bytes.count: bytes.remove(at: at)
-                case 2: bytes.insert(alphabet.randomElement(using: &random) ?? 0, at: at)
-                default: bytes = Array(bytes[..<at])
-                }
-            }
+            let bytes = random.mutated(base, from: alphabet)
             do {
                 _ = try parsePolicy(bytes: bytes)
                 accepted += 1
@@ -156,5 +147,21 @@ struct PolicyFuzzRandom: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xbf58476d1ce4e5b9
         z = (z ^ (z >> 27)) &* 0x94d049bb133111eb
         return z ^ (z >> 31)
+    }
+
+    /// `base` with one to four random edits: a byte replaced or inserted (from `alphabet`), one removed, or
+    /// the rest cut off.
+    mutating func mutated(_ base: [UInt8], from alphabet: [UInt8]) -> [UInt8] {
+        var bytes = base
+        for _ in 0..<Int.random(in: 1...4, using: &self) {
+            let at = Int.random(in: 0...bytes.count, using: &self)
+            switch Int.random(in: 0..<4, using: &self) {
+            case 0 where at < bytes.count: bytes[at] = alphabet.randomElement(using: &self) ?? 0
+            case 1 where at < bytes.count: bytes.remove(at: at)
+            case 2: bytes.insert(alphabet.randomElement(using: &self) ?? 0, at: at)
+            default: bytes = Array(bytes[..<at])
+            }
+        }
+        return bytes
     }
 }

@@ -99,37 +99,42 @@ import Slots
         #expect(status.copied == false)
     }
 
-    @Test func copiedIsUnknownWhenSyncCannotBeAskedAndDeviceIsEmpty() throws {
-        _ = try f.vault.generateRecoveryCode(mode: .sync)
-        try f.vault.confirmRecoveryCopied(mark: mark)
-        f.sync.unavailable = .serviceUnavailable("no provider")
+    /// The sync slot not fully answering, where the confirmed code is, and what status must then say.
+    struct SyncTrouble: Sendable, CustomTestStringConvertible {
+        /// The slot the code was generated in.
+        let code: SlotMode
+        /// Locked (the code is seen, not read) rather than unreachable.
+        let locked: Bool
+        let state: LocationStatus.State
+        /// Whether it was copied: nil, unknown.
+        let copied: Bool?
 
-        let status = try f.vault.recoveryStatus(mark: mark)
+        static let all = [
+            // Unknown when sync cannot be asked and the device slot is empty.
+            SyncTrouble(code: .sync, locked: false, state: .unknown, copied: nil),
+            // Unknown when the code is in a locked collection.
+            SyncTrouble(code: .sync, locked: true, state: .inSlot, copied: nil),
+            // True when the provider is unreachable and the code is in the device slot.
+            SyncTrouble(code: .device, locked: false, state: .onThisDevice, copied: true),
+        ]
 
-        #expect(status.location.state == .unknown)
-        #expect(status.copied == nil)
+        var testDescription: String { "code in \(code), sync \(locked ? "locked" : "unreachable")" }
     }
 
-    @Test func copiedIsUnknownWhenTheCodeIsInALockedCollection() throws {
-        _ = try f.vault.generateRecoveryCode(mode: .sync)
+    @Test(arguments: SyncTrouble.all)
+    func copiedWhenTheSyncSlotDoesNotFullyAnswer(_ trouble: SyncTrouble) throws {
+        _ = try f.vault.generateRecoveryCode(mode: trouble.code)
         try f.vault.confirmRecoveryCopied(mark: mark)
-        f.sync.isLocked = true
+        if trouble.locked {
+            f.sync.isLocked = true
+        } else {
+            f.sync.unavailable = .serviceUnavailable("no provider")
+        }
 
         let status = try f.vault.recoveryStatus(mark: mark)
 
-        #expect(status.location.state == .inSlot)
-        #expect(status.copied == nil)
-    }
-
-    @Test func copiedIsTrueWhenProviderIsUnreachableAndTheCodeIsInTheDeviceSlot() throws {
-        _ = try f.vault.generateRecoveryCode(mode: .device)
-        try f.vault.confirmRecoveryCopied(mark: mark)
-        f.sync.unavailable = .serviceUnavailable("no provider")
-
-        let status = try f.vault.recoveryStatus(mark: mark)
-
-        #expect(status.location.state == .onThisDevice)
-        #expect(status.copied == true)
+        #expect(status.location.state == trouble.state)
+        #expect(status.copied == trouble.copied)
     }
 
     @Test(arguments: [SlotMode.device, .sync])

@@ -145,8 +145,7 @@ struct ClipboardTests {
         try sb.store(name, TestData.textSecret(name))
         sb.resetAskpassLog()
         let r = try sb.vaultctlCounted(["read", name, "--clip"], overriding: session)
-        #expect(r.status == 69, "\(r)")
-        #expect(r.stdout.isEmpty)
+        r.expectFailure(69)
         #expect(r.stderr.contains(says) && r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
         #expect(sb.askpassCalls == 0, "no password asked for a secret that could not go anywhere")
     }

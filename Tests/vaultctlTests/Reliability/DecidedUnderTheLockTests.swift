@@ -85,9 +85,7 @@ struct DecidedUnderTheLockTests {
         #expect(planted.status == 77, "\(planted)")
         #expect(sb.recordedMode(name) == "device")
         // The state that plant used to leave, made by hand: another value in the keyring, the record on it.
-        let put = sb.secretTool(["store", "--label", "vaultctl: \(name)", "xdg:schema", "org.vaultctl.Slot", "slot", name],
-                                stdin: .text("planted"))
-        try #require(put.status == 0, "\(put)")
+        try sb.putKeyringItem(name, Array("planted".utf8), label: "vaultctl: \(name)")
         try #require(FileText.write("\(sb.configFolder)/modes.json", "{\"slots\":{\"\(name)\":\"sync\"},\"version\":1}", mode: 0o600))
         let before = try #require(FileBytes.read(sb.slotFile(name)))
 
@@ -107,9 +105,7 @@ struct DecidedUnderTheLockTests {
         let name = sb.uniqueSlot("leftover")
         try sb.store(name, Array("same-value".utf8))
         // The copy an interrupted move would leave: the same value under the slot's attributes in the keyring.
-        let put = sb.secretTool(["store", "--label", "vaultctl: \(name)", "xdg:schema", "org.vaultctl.Slot", "slot", name],
-                                stdin: .text("same-value"))
-        try #require(put.status == 0, "\(put)")
+        try sb.putKeyringItem(name, Array("same-value".utf8), label: "vaultctl: \(name)")
         sb.resetAskpassLog()
         let r = try sb.vaultctlCounted(["move", name, "--to", "device"])
         #expect(r.status == 0 && r.stderr.contains("removed the leftover copy"), "\(r)")
@@ -125,9 +121,7 @@ struct DecidedUnderTheLockTests {
         try sb.relaxChangeGates()
         let name = sb.uniqueSlot("relaxed-leftover")
         try sb.store(name, Array("device-value".utf8))
-        let put = sb.secretTool(["store", "--label", "vaultctl: \(name)", "xdg:schema", "org.vaultctl.Slot", "slot", name],
-                                stdin: .text("another-value"))
-        try #require(put.status == 0, "\(put)")
+        try sb.putKeyringItem(name, Array("another-value".utf8), label: "vaultctl: \(name)")
         let r = try sb.vaultctl(["move", name, "--to", "device"], askpass: .declining)
         #expect(r.status == 0 && r.stderr.contains("not compared"), "\(r)")
         #expect(sb.keyringValue(name).isEmpty)
@@ -137,22 +131,21 @@ struct DecidedUnderTheLockTests {
     /// run against a state folder of the attacker's choosing. On a keyring of its own: a generate that
     /// went wrong would leave its code in the sync slot, where every sandbox on the shared keyring sees it.
     @Test func aWrittenDownRecoveryCodeKeepsItsMarkWhateverTheStateFolder() throws {
-        let keyring = try SecretServiceInstance.start(.unlocked)
-        defer { keyring.stop() }
-        let sb = try Sandbox(keyring)
-        #expect(try sb.vaultctl(["recovery", "generate"]).status == 0)
-        #expect(try sb.vaultctl(["recovery", "confirm-copied"]).status == 0)
-        let code = try sb.vaultctl(["recovery", "show"])
-        try #require(code.status == 0, "\(code)")
-        let elsewhere = try Fixtures.makeFolder("elsewhere")
-        for mode in ["device", "sync"] {
-            let r = try sb.vaultctl(["recovery", "generate", "--mode", mode], askpass: .declining,
-                                    overriding: ["XDG_STATE_HOME": elsewhere])
-            if mode == "sync" {
-                #expect(r.status == 77, "pointing the record at another slot replaces the code there: \(r)")
+        try Sandbox.onPrivateKeyring { _, sb in
+            #expect(try sb.vaultctl(["recovery", "generate"]).status == 0)
+            #expect(try sb.vaultctl(["recovery", "confirm-copied"]).status == 0)
+            let code = try sb.vaultctl(["recovery", "show"])
+            try #require(code.status == 0, "\(code)")
+            let elsewhere = try Fixtures.makeFolder("elsewhere")
+            for mode in ["device", "sync"] {
+                let r = try sb.vaultctl(["recovery", "generate", "--mode", mode], askpass: .declining,
+                                        overriding: ["XDG_STATE_HOME": elsewhere])
+                if mode == "sync" {
+                    #expect(r.status == 77, "pointing the record at another slot replaces the code there: \(r)")
+                }
+                #expect(try DestructiveGateTests.copied(sb) == true, "the mark of the written-down code stays (\(mode))")
+                #expect(try sb.vaultctl(["recovery", "show"]).stdout == code.stdout, "and so does the code (\(mode))")
             }
-            #expect(try DestructiveGateTests.copied(sb) == true, "the mark of the written-down code stays (\(mode))")
-            #expect(try sb.vaultctl(["recovery", "show"]).stdout == code.stdout, "and so does the code (\(mode))")
         }
     }
 
@@ -162,26 +155,25 @@ struct DecidedUnderTheLockTests {
     /// On a keyring of its own: the code passes through the sync slot, where every sandbox on the shared
     /// keyring would see it (and another test's generate would take it for its own and delete it).
     @Test func aWrittenDownCodeSealedAgainStillNeedsReplace() throws {
-        let keyring = try SecretServiceInstance.start(.unlocked)
-        defer { keyring.stop() }
-        let sb = try Sandbox(keyring)
-        let generated = try sb.vaultctl(["recovery", "generate"])
-        try #require(generated.status == 0, "\(generated)")
-        let confirmed = try sb.vaultctl(["recovery", "confirm-copied"])
-        try #require(confirmed.status == 0, "\(confirmed)")
-        let code = try sb.vaultctl(["recovery", "show"])
-        try #require(code.status == 0, "\(code)")
-        let out = try sb.vaultctl(["move", "recovery-code", "--to", "sync"])
-        #expect(out.status == 0, "\(out)")
-        let back = try sb.vaultctl(["move", "recovery-code", "--to", "device"])
-        #expect(back.status == 0, "\(back)")
-        let plain = try sb.vaultctl(["recovery", "generate"])
-        let status = try sb.vaultctl(["recovery", "status"])
-        #expect(plain.status == 64 && plain.stderr.contains("--replace"), "after a move out (\(out.status)) and back (\(back.status)): \(plain); status: \(status)")
-        #expect(try sb.vaultctl(["recovery", "show"]).stdout == code.stdout, "the written-down code stays")
-        let replaced = try sb.vaultctl(["recovery", "generate", "--replace"])
-        #expect(replaced.status == 0, "\(replaced)")
-        #expect(try sb.vaultctl(["recovery", "show"]).stdout != code.stdout)
+        try Sandbox.onPrivateKeyring { _, sb in
+            let generated = try sb.vaultctl(["recovery", "generate"])
+            try #require(generated.status == 0, "\(generated)")
+            let confirmed = try sb.vaultctl(["recovery", "confirm-copied"])
+            try #require(confirmed.status == 0, "\(confirmed)")
+            let code = try sb.vaultctl(["recovery", "show"])
+            try #require(code.status == 0, "\(code)")
+            let out = try sb.vaultctl(["move", "recovery-code", "--to", "sync"])
+            #expect(out.status == 0, "\(out)")
+            let back = try sb.vaultctl(["move", "recovery-code", "--to", "device"])
+            #expect(back.status == 0, "\(back)")
+            let plain = try sb.vaultctl(["recovery", "generate"])
+            let status = try sb.vaultctl(["recovery", "status"])
+            #expect(plain.status == 64 && plain.stderr.contains("--replace"), "after a move out (\(out.status)) and back (\(back.status)): \(plain); status: \(status)")
+            #expect(try sb.vaultctl(["recovery", "show"]).stdout == code.stdout, "the written-down code stays")
+            let replaced = try sb.vaultctl(["recovery", "generate", "--replace"])
+            #expect(replaced.status == 0, "\(replaced)")
+            #expect(try sb.vaultctl(["recovery", "show"]).stdout != code.stdout)
+        }
     }
 
     /// `recovery generate --replace` killed after the new code is stored, before it cleared the old code's

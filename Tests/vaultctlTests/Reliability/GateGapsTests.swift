@@ -108,16 +108,6 @@ struct GateGapsTests {
 
     // MARK: lock killed halfway (point 10)
 
-    /// Whether the private keyring's login collection is locked.
-    static func loginLocked(_ keyring: SecretServiceInstance) -> Bool {
-        let r = ProcessRunner.run(Paths.tool("gdbus"), [
-            "call", "--session", "--dest", "org.freedesktop.secrets",
-            "--object-path", "/org/freedesktop/secrets/collection/login",
-            "--method", "org.freedesktop.DBus.Properties.Get", "org.freedesktop.Secret.Collection", "Locked",
-        ], environment: keyring.clientEnvironment, timeout: .seconds(15))
-        return r.status == 0 && r.stdoutText.contains("true")
-    }
-
     /// `lock` killed at any of its steps: whenever the keyring's collection ended up locked by it, the record
     /// that tells `unlock` to undo that is there (the intent is written first). Killed as it renames the
     /// record into place (its second rename, after the vault's own marker: before locking, now) and as it
@@ -125,23 +115,22 @@ struct GateGapsTests {
     @Test(arguments: [["-e", "trace=rename", "-e", "inject=rename:signal=KILL:when=2"],
                       ["-P", "audit.log", "-e", "trace=openat", "-e", "inject=openat:signal=KILL:when=1"]])
     func aLockKilledHalfwayNeverLeavesTheKeyringLockedUnrecorded(killAt: [String]) throws {
-        let keyring = try SecretServiceInstance.start(.unlocked)
-        defer { keyring.stop() }
-        let sb = try Sandbox(keyring)
-        let name = sb.uniqueSlot("lk")
-        try sb.store(name, Array("v".utf8))  // the state folder exists
-        let options = killAt.map { $0 == "audit.log" ? "\(sb.stateFolder)/audit.log" : $0 }
-        let lock = ProcessRunner.run(Paths.tool("strace"), ["-f", "-qq", "-o", "/dev/null"] + options + [Paths.vaultctl, "lock"],
-                                     environment: sb.environmentWithoutPAM())
-        try #require(lock.status == 128 + SIGKILL, "\(lock)")
-        let recorded = Paths.exists("\(sb.stateFolder)/keyring-locked")
-        if Self.loginLocked(keyring) {
-            #expect(recorded, "the collection is locked, and nothing tells unlock so")
-        }
-        if killAt.contains("audit.log") {
-            #expect(Self.loginLocked(keyring) && recorded, "killed after locking: locked and recorded")
-            let unlock = try sb.vaultctlCounted(["unlock"])
-            #expect(unlock.status == 0 && unlock.stderr.contains("'vaultctl lock' locked"), "unlock tries to undo it: \(unlock)")
+        try Sandbox.onPrivateKeyring { keyring, sb in
+            let name = sb.uniqueSlot("lk")
+            try sb.store(name, Array("v".utf8))  // the state folder exists
+            let options = killAt.map { $0 == "audit.log" ? "\(sb.stateFolder)/audit.log" : $0 }
+            let lock = ProcessRunner.run(Paths.tool("strace"), ["-f", "-qq", "-o", "/dev/null"] + options + [Paths.vaultctl, "lock"],
+                                         environment: sb.environmentWithoutPAM())
+            try #require(lock.status == 128 + SIGKILL, "\(lock)")
+            let recorded = Paths.exists("\(sb.stateFolder)/keyring-locked")
+            if keyring.loginCollectionLocked() == true {
+                #expect(recorded, "the collection is locked, and nothing tells unlock so")
+            }
+            if killAt.contains("audit.log") {
+                #expect(keyring.loginCollectionLocked() == true && recorded, "killed after locking: locked and recorded")
+                let unlock = try sb.vaultctlCounted(["unlock"])
+                #expect(unlock.status == 0 && unlock.stderr.contains("'vaultctl lock' locked"), "unlock tries to undo it: \(unlock)")
+            }
         }
     }
 

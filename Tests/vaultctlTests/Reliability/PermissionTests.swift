@@ -101,8 +101,7 @@ struct PermissionTests {
     func aLooseConfigFolderIsRefusedOrIgnored(_ how: Loosening) throws {
         let (sb, name, _) = try Self.prepared("perm-config")
         let b = Array("keyring value of \(name)".utf8)
-        let put = sb.secretTool(["store", "--label=b", "xdg:schema", "org.vaultctl.Slot", "slot", name], stdin: .bytes(b))
-        try #require(put.status == 0, "\(put)")
+        try sb.putKeyringItem(name, b, label: "b")
         try #require(FileText.write("\(sb.configFolder)/modes.json", "{\"slots\":{\"\(name)\":\"sync\"},\"version\":1}", mode: 0o600))
         try sb.writePolicy(#"{"version":1,"slotDefaults":{"allowSupply":true}}"#)
         let following = try sb.statusObject(name)
@@ -140,8 +139,7 @@ struct PermissionTests {
     func aLooseRecordIsNeverFollowedAndNeverUpdated(_ how: Loosening) throws {
         let (sb, name, a) = try Self.prepared("perm-record")
         let b = Array("keyring value of \(name)".utf8)
-        let put = sb.secretTool(["store", "--label=b", "xdg:schema", "org.vaultctl.Slot", "slot", name], stdin: .bytes(b))
-        try #require(put.status == 0, "\(put)")
+        try sb.putKeyringItem(name, b, label: "b")
         let recordPath = "\(sb.configFolder)/modes.json"
         try #require(FileText.write(recordPath, "{\"slots\":{\"\(name)\":\"sync\"},\"version\":1}", mode: 0o600))
         let following = try sb.readReliably(name)
@@ -201,15 +199,7 @@ struct PermissionTests {
         #expect(!Paths.exists("\(realSlots)/\(other)"), "nothing was written through it")
         #expect(FileBytes.read("\(realSlots)/\(name)") == deviceFile)
         #expect(sb.recordedMode(other) == nil, "a refused store is not recorded")
-        // status never prompts and answers when it can: "unknown", saying why; never "none" or a certainty.
-        let s = sb.vaultctlWithoutPAM(["status", name, "--json"])
-        if s.status == 0 {
-            let doc = try StatusDocument.parse(s.stdout)
-            #expect(doc.state == "unknown", "\(doc)")
-            #expect(doc.message.contains(path) && doc.message.contains(how.reason), "\(doc)")
-        } else {
-            Self.expectRefused(s, "status", path: path, how)
-        }
+        try Self.expectStatusUnknownOrRefused(sb, name, path: path, how)
     }
 
     // MARK: - The device key
@@ -253,14 +243,7 @@ struct PermissionTests {
         try how.apply(to: path)
 
         Self.expectRefused(try sb.readReliably(name), "read", path: path, how)
-        let s = sb.vaultctlWithoutPAM(["status", name, "--json"])
-        if s.status == 0 {
-            let doc = try StatusDocument.parse(s.stdout)
-            #expect(doc.state == "unknown", "\(doc)")
-            #expect(doc.message.contains(path) && doc.message.contains(how.reason), "\(doc)")
-        } else {
-            Self.expectRefused(s, "status", path: path, how)
-        }
+        try Self.expectStatusUnknownOrRefused(sb, name, path: path, how)
         #expect(try sb.listedWithoutPAM()[name] == ["device"], "list shows the name; it opens no file")
         // A store replaces the file itself (a symlink is replaced, never written through), after PAM: a file
         // that cannot be looked at may hold a value.
@@ -271,6 +254,22 @@ struct PermissionTests {
         #expect(!isSymlink(path))
         let r = try sb.readReliably(name)
         #expect(r.status == 0 && r.stdout == new, "\(r)")
+    }
+}
+
+extension PermissionTests {
+    /// `status NAME`, which never prompts, answers when it can: "unknown", naming `path` and why; never
+    /// "none" or a certainty. Or it is refused as every other command.
+    static func expectStatusUnknownOrRefused(_ sb: Sandbox, _ name: String, path: String, _ how: Loosening,
+                                             sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let s = sb.vaultctlWithoutPAM(["status", name, "--json"])
+        if s.status == 0 {
+            let doc = try StatusDocument.parse(s.stdout)
+            #expect(doc.state == "unknown", "\(doc)", sourceLocation: sourceLocation)
+            #expect(doc.message.contains(path) && doc.message.contains(how.reason), "\(doc)", sourceLocation: sourceLocation)
+        } else {
+            expectRefused(s, "status", path: path, how)
+        }
     }
 }
 

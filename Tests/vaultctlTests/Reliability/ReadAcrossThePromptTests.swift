@@ -21,68 +21,66 @@ struct ReadAcrossThePromptTests {
     /// exchange; after it, vaultctl asks the provider for the item's `Attributes` and `GetSecret`, nothing more. The askpass program marks the
     /// moment of the prompt with a call of its own (`GetId`), which the monitor records in order.
     @Test func afterThePromptTheReadAsksOnlyForTheSecret() throws {
-        let keyring = try SecretServiceInstance.start(.unlocked)
-        defer { keyring.stop() }
-        let sb = try Sandbox(keyring)
-        let name = sb.uniqueSlot("onecall")
-        let value = Array("one-call-\(UInt32.random(in: 0...UInt32.max))".utf8)
-        try sb.store(name, value, mode: "sync")
+        try Sandbox.onPrivateKeyring { keyring, sb in
+            let name = sb.uniqueSlot("onecall")
+            let value = Array("one-call-\(UInt32.random(in: 0...UInt32.max))".utf8)
+            try sb.store(name, value, mode: "sync")
 
-        let monitor = try BusMonitor(keyring, writingTo: "\(sb.root)/bus.log", format: "--profile")
+            let monitor = try BusMonitor(keyring, writingTo: "\(sb.root)/bus.log", format: "--profile")
 
-        let askpass = "\(sb.root)/askpass-marking"
-        try sb.writeScript(askpass, """
-            \(outsidePAM) '\(Paths.tool("gdbus"))' call --session --dest org.freedesktop.DBus \
-              --object-path /org/freedesktop/DBus --method org.freedesktop.DBus.GetId >/dev/null 2>&1 </dev/null
-            printf '%s\\n' '\(Fixtures.pamPassword)'
+            let askpass = "\(sb.root)/askpass-marking"
+            try sb.writeScript(askpass, """
+                \(outsidePAM) '\(Paths.tool("gdbus"))' call --session --dest org.freedesktop.DBus \
+                  --object-path /org/freedesktop/DBus --method org.freedesktop.DBus.GetId >/dev/null 2>&1 </dev/null
+                printf '%s\\n' '\(Fixtures.pamPassword)'
 
-            """)
-        let read = try Sandbox.repeatingPAMWrapperRaces {
-            try sb.vaultctl(["read", name], overriding: ["VAULT_ASKPASS": askpass])
+                """)
+            let read = try Sandbox.repeatingPAMWrapperRaces {
+                try sb.vaultctl(["read", name], overriding: ["VAULT_ASKPASS": askpass])
+            }
+            #expect(read.status == 0 && read.stdout == value, "\(read)")
+            try monitor.catchUpAndStop(after: "ListNames")
+
+            // Method calls, in the order the bus saw them: (sender, member), for the provider and the mark.
+            let calls: [(sender: String, member: String)] = String(decoding: monitor.bytes, as: UTF8.self).split(separator: "\n").compactMap { line in
+                let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+                guard f.count >= 8, f[0] == "mc", f[4] == "org.freedesktop.secrets" || f[7] == "GetId" else { return nil }
+                return (f[3], f[7])
+            }
+            let mark = try #require(calls.firstIndex { $0.member == "GetId" }, "the askpass program's mark is not on the bus: \(calls)")
+            let reader = try #require(calls[..<mark].last { $0.member == "SearchItems" }?.sender, "no search before the prompt: \(calls)")
+            let before = calls[..<mark].filter { $0.sender == reader }.map(\.member)
+            let after = calls[(mark + 1)...].filter { $0.sender == reader }.map(\.member)
+            #expect(before.contains("SearchItems") && before.contains("OpenSession"), "before the prompt: \(before)")
+            #expect(!before.contains("GetSecret"), "the secret was asked for before the prompt: \(before)")
+            // One trip: the secret, and the item's attributes beside it (still this slot's item?); no new search.
+            #expect(after == ["Get", "GetSecret"], "after the prompt the read asked the provider for \(after), not its item's attributes and secret alone")
         }
-        #expect(read.status == 0 && read.stdout == value, "\(read)")
-        try monitor.catchUpAndStop(after: "ListNames")
-
-        // Method calls, in the order the bus saw them: (sender, member), for the provider and the mark.
-        let calls: [(sender: String, member: String)] = String(decoding: monitor.bytes, as: UTF8.self).split(separator: "\n").compactMap { line in
-            let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard f.count >= 8, f[0] == "mc", f[4] == "org.freedesktop.secrets" || f[7] == "GetId" else { return nil }
-            return (f[3], f[7])
-        }
-        let mark = try #require(calls.firstIndex { $0.member == "GetId" }, "the askpass program's mark is not on the bus: \(calls)")
-        let reader = try #require(calls[..<mark].last { $0.member == "SearchItems" }?.sender, "no search before the prompt: \(calls)")
-        let before = calls[..<mark].filter { $0.sender == reader }.map(\.member)
-        let after = calls[(mark + 1)...].filter { $0.sender == reader }.map(\.member)
-        #expect(before.contains("SearchItems") && before.contains("OpenSession"), "before the prompt: \(before)")
-        #expect(!before.contains("GetSecret"), "the secret was asked for before the prompt: \(before)")
-        // One trip: the secret, and the item's attributes beside it (still this slot's item?); no new search.
-        #expect(after == ["Get", "GetSecret"], "after the prompt the read asked the provider for \(after), not its item's attributes and secret alone")
     }
 
     /// The first call of vaultctl's connection is a `Peer.Ping`, and nothing else goes to the provider before
     /// its answer: gnome-keyring 42.1 dies when an `OpenSession` or `Properties.Get` of a new client reaches it
     /// before it registered the client (docs/gnome-keyring-crash/).
     @Test func theConnectionsFirstCallIsAPingAnsweredBeforeAnythingElse() throws {
-        let keyring = try SecretServiceInstance.start(.unlocked)
-        defer { keyring.stop() }
-        let sb = try Sandbox(keyring)
-        let name = sb.uniqueSlot("ping-first")
-        try sb.store(name, Array("v".utf8), mode: "sync")
-        let monitor = try BusMonitor(keyring, writingTo: "\(sb.root)/bus.log", format: "--profile")
-        let read = try sb.read(name)
-        #expect(read.status == 0, "\(read)")
-        try monitor.catchUpAndStop(after: "ListNames")
+        try Sandbox.onPrivateKeyring { keyring, sb in
+            let name = sb.uniqueSlot("ping-first")
+            try sb.store(name, Array("v".utf8), mode: "sync")
+            let monitor = try BusMonitor(keyring, writingTo: "\(sb.root)/bus.log", format: "--profile")
+            let read = try sb.read(name)
+            #expect(read.status == 0, "\(read)")
+            try monitor.catchUpAndStop(after: "ListNames")
 
-        let lines = String(decoding: monitor.bytes, as: UTF8.self).split(separator: "\n")
-            .map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
-        let reader = try #require(lines.first { $0.count >= 8 && $0[0] == "mc" && $0[7] == "OpenSession" }?[3], "no OpenSession seen")
-        let toProvider = lines.enumerated().filter { $0.element.count >= 8 && $0.element[0] == "mc" && $0.element[3] == reader
-            && $0.element[4] == "org.freedesktop.secrets" }
-        let first = try #require(toProvider.first, "no call from the reader")
-        #expect(first.element[6] == "org.freedesktop.DBus.Peer" && first.element[7] == "Ping", "first call: \(first.element)")
-        let answered = try #require(lines.firstIndex { $0.count >= 6 && $0[0] == "mr" && $0[4] == reader && $0[5] == first.element[2] },
-                                    "the Ping's answer is not on the bus")
-        #expect(toProvider.dropFirst().allSatisfy { $0.offset > answered }, "a call went out before the Ping's answer came back")
+            let lines = String(decoding: monitor.bytes, as: UTF8.self).split(separator: "\n")
+                .map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+            let reader = try #require(lines.first { $0.count >= 8 && $0[0] == "mc" && $0[7] == "OpenSession" }?[3], "no OpenSession seen")
+            let toProvider = lines.enumerated().filter { $0.element.count >= 8 && $0.element[0] == "mc" && $0.element[3] == reader
+                && $0.element[4] == "org.freedesktop.secrets" }
+            let first = try #require(toProvider.first, "no call from the reader")
+            #expect(first.element[6] == "org.freedesktop.DBus.Peer" && first.element[7] == "Ping", "first call: \(first.element)")
+            let answered = try #require(lines.firstIndex { $0.count >= 6 && $0[0] == "mr" && $0[4] == reader && $0[5] == first.element[2] },
+                                        "the Ping's answer is not on the bus")
+            #expect(toProvider.dropFirst().allSatisfy { $0.offset > answered }, "a call went out before the Ping's answer came back")
+        }
     }
 
     /// Deleted by another program while the person typed: the read says the slot is empty (66) and prints
@@ -159,34 +157,33 @@ struct ReadAcrossThePromptTests {
     /// session opened before the prompt is gone with the old daemon, so the read looks again with a new key
     /// exchange and reads the value the restarted keyring loaded from disk.
     @Test func aProviderRestartedDuringThePromptIsAskedWithANewSession() throws {
-        let keyring = try SecretServiceInstance.start(.unlocked)
-        defer { keyring.stop() }
-        let sb = try Sandbox(keyring)
-        let name = sb.uniqueSlot("restarted")
-        let value = Array("kept-on-disk-\(UInt32.random(in: 0...UInt32.max))".utf8)
-        try sb.store(name, value, mode: "sync")
-        let k = keyring.folder
-        // As scripts/secret-service.sh starts it (the provider's pid is the second line of its pids file; the
-        // new one is added, so stopping the instance stops it too).
-        let r = try readChanging(sb, name, during: """
-            old=$(sed -n 2p '\(k)/pids')
-            kill "$old"
-            for _ in $(seq 100); do kill -0 "$old" 2>/dev/null || break; sleep 0.05; done
-            printf '%s' '\(SecretServiceInstance.keyringPassword)' | \(outsidePAM) HOME='\(k)/home' XDG_DATA_HOME='\(k)/home/.local/share' \
-              XDG_RUNTIME_DIR='\(k)/run' '\(Paths.tool("gnome-keyring-daemon"))' --foreground --unlock --components=secrets \
-              >'\(k)/keyring-again.log' 2>&1 &
-            echo $! >> '\(k)/pids'
-            # Until the new daemon answers for the default collection: 10 s in all (each call has 1 s).
-            end=$(( $(date +%s) + 10 ))
-            while [ "$(date +%s)" -lt "$end" ]; do
-              \(outsidePAM) '\(Paths.tool("gdbus"))' call --session --timeout 1 --dest org.freedesktop.secrets \
-                --object-path /org/freedesktop/secrets --method org.freedesktop.Secret.Service.ReadAlias default \
-                | grep -q collection/ && exit 0
-              sleep 0.05
-            done
-            exit 1
-            """)
-        #expect(r.status == 0 && r.stdout == value, "\(r)")
+        try Sandbox.onPrivateKeyring { keyring, sb in
+            let name = sb.uniqueSlot("restarted")
+            let value = Array("kept-on-disk-\(UInt32.random(in: 0...UInt32.max))".utf8)
+            try sb.store(name, value, mode: "sync")
+            let k = keyring.folder
+            // As scripts/secret-service.sh starts it (the provider's pid is the second line of its pids file; the
+            // new one is added, so stopping the instance stops it too).
+            let r = try readChanging(sb, name, during: """
+                old=$(sed -n 2p '\(k)/pids')
+                kill "$old"
+                for _ in $(seq 100); do kill -0 "$old" 2>/dev/null || break; sleep 0.05; done
+                printf '%s' '\(SecretServiceInstance.keyringPassword)' | \(outsidePAM) HOME='\(k)/home' XDG_DATA_HOME='\(k)/home/.local/share' \
+                  XDG_RUNTIME_DIR='\(k)/run' '\(Paths.tool("gnome-keyring-daemon"))' --foreground --unlock --components=secrets \
+                  >'\(k)/keyring-again.log' 2>&1 &
+                echo $! >> '\(k)/pids'
+                # Until the new daemon answers for the default collection: 10 s in all (each call has 1 s).
+                end=$(( $(date +%s) + 10 ))
+                while [ "$(date +%s)" -lt "$end" ]; do
+                  \(outsidePAM) '\(Paths.tool("gdbus"))' call --session --timeout 1 --dest org.freedesktop.secrets \
+                    --object-path /org/freedesktop/secrets --method org.freedesktop.Secret.Service.ReadAlias default \
+                    | grep -q collection/ && exit 0
+                  sleep 0.05
+                done
+                exit 1
+                """)
+            #expect(r.status == 0 && r.stdout == value, "\(r)")
+        }
     }
 
     /// The collection locked while the person typed (on a private keyring): the value is not read through
@@ -194,28 +191,23 @@ struct ReadAcrossThePromptTests {
     /// provider to unlock it; with no graphical session for its prompt that fails within seconds (69), as it
     /// did before the read kept its first look.
     @Test func aCollectionLockedDuringThePromptIsNotReadThroughTheOldLook() throws {
-        let keyring = try SecretServiceInstance.start(.unlocked)
-        defer { keyring.stop() }
-        let sb = try Sandbox(keyring)
-        let name = sb.uniqueSlot("locked")
-        let value = Array("locked-later-\(UInt32.random(in: 0...UInt32.max))".utf8)
-        try sb.store(name, value, mode: "sync")
-        let lock = """
-            \(outsidePAM) '\(Paths.tool("gdbus"))' call --session --dest org.freedesktop.secrets \
-              --object-path /org/freedesktop/secrets --method org.freedesktop.Secret.Service.Lock \
-              "['/org/freedesktop/secrets/collection/login']"
-            """
-        let r = try readChanging(sb, name, during: lock)
-        // The words of the search after the prompt, which found the item locked and asked to unlock it.
-        #expect(r.status == 69 && r.stderr.contains("prompt to unlock slot"), "a collection locked during the prompt: \(r)")
-        #expect(r.stdout.isEmpty, "\(r)")
-        #expect(r.elapsed < .seconds(20), "\(r.elapsed)")
-        let locked = ProcessRunner.run(Paths.tool("gdbus"), ["call", "--session", "--dest", "org.freedesktop.secrets",
-                                                             "--object-path", "/org/freedesktop/secrets/collection/login",
-                                                             "--method", "org.freedesktop.DBus.Properties.Get",
-                                                             "org.freedesktop.Secret.Collection", "Locked"],
-                                       environment: keyring.clientEnvironment, timeout: .seconds(10))
-        #expect(locked.stdoutText.contains("true"), "the askpass program did not lock the collection: \(locked)")
+        try Sandbox.onPrivateKeyring { keyring, sb in
+            let name = sb.uniqueSlot("locked")
+            let value = Array("locked-later-\(UInt32.random(in: 0...UInt32.max))".utf8)
+            try sb.store(name, value, mode: "sync")
+            let lock = """
+                \(outsidePAM) '\(Paths.tool("gdbus"))' call --session --dest org.freedesktop.secrets \
+                  --object-path /org/freedesktop/secrets --method org.freedesktop.Secret.Service.Lock \
+                  "['/org/freedesktop/secrets/collection/login']"
+                """
+            let r = try readChanging(sb, name, during: lock)
+            // The words of the search after the prompt, which found the item locked and asked to unlock it.
+            #expect(r.status == 69 && r.stderr.contains("prompt to unlock slot"), "a collection locked during the prompt: \(r)")
+            #expect(r.stdout.isEmpty, "\(r)")
+            #expect(r.elapsed < .seconds(20), "\(r.elapsed)")
+            let locked = CollectionProperty.read("Locked", environment: keyring.clientEnvironment, timeout: .seconds(10))
+            #expect(locked.stdoutText.contains("true"), "the askpass program did not lock the collection: \(locked)")
+        }
     }
 
     // MARK: - Helpers

@@ -178,17 +178,6 @@ extension Sandbox {
 
     /// `vaultctl list` without pam_wrapper, parsed: slot name → the modes it is listed in.
     func listedWithoutPAM(sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Set<String>] {
-        let r = runWithoutPAM(["list"], sourceLocation: sourceLocation)
-        try #require(r.status == 0, "list failed: \(r)", sourceLocation: sourceLocation)
-        var out: [String: Set<String>] = [:]
-        for line in r.stdoutText.split(separator: "\n") {
-            let fields = line.split(separator: "\t")
-            guard fields.count == 2 else {
-                Issue.record("list printed a line that is not NAME<TAB>MODE: \(line.debugDescription)", sourceLocation: sourceLocation)
-                continue
-            }
-            out[String(fields[0]), default: []].insert(String(fields[1]))
-        }
-        return out
+        try Sandbox.parseList(runWithoutPAM(["list"], sourceLocation: sourceLocation), sourceLocation: sourceLocation)
     }
 }

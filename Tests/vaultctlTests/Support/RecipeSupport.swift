@@ -142,11 +142,7 @@ extension SecretServiceInstance {
 
     /// The login collection's `Locked` property (nil when it could not be read).
     func loginCollectionLocked() -> Bool? {
-        let r = ProcessRunner.run(Paths.tool("gdbus"), [
-            "call", "--session", "--timeout", "5", "--dest", "org.freedesktop.secrets",
-            "--object-path", "/org/freedesktop/secrets/collection/login",
-            "--method", "org.freedesktop.DBus.Properties.Get", "org.freedesktop.Secret.Collection", "Locked",
-        ], environment: clientEnvironment, timeout: .seconds(10))
+        let r = CollectionProperty.read("Locked", environment: clientEnvironment, answerWithin: 5, timeout: .seconds(10))
         guard r.status == 0 else { return nil }
         if r.stdoutText.contains("true") { return true }
         if r.stdoutText.contains("false") { return false }

@@ -70,13 +70,7 @@ final class Sandbox {
 
     /// The environment `vaultctl` runs with: no inherited variables, only these.
     func environment(askpass: AskpassMode) throws -> [String: String] {
-        var env = Fixtures.baseEnvironment
-        env["HOME"] = home
-        env["XDG_STATE_HOME"] = stateHome
-        env["XDG_CONFIG_HOME"] = configHome
-        env["DBUS_SESSION_BUS_ADDRESS"] = busAddress
-        // No TPM unless a test gives one (a machine with /dev/tpmrm0 must not change what other tests see).
-        env["VAULTCTL_TPM2_TCTI"] = "none"
+        var env = environmentWithoutPAM()
         for (k, v) in try Fixtures.pamEnvironment.get() { env[k] = v }
         switch askpass {
         case .correct: env["VAULT_ASKPASS"] = "\(Fixtures.askpassFolder)/correct"
@@ -100,12 +94,8 @@ final class Sandbox {
                          sourceLocation: sourceLocation)
         }
         let env = try environment(askpass: askpass).merging(overriding) { $1 }
-        if let first = prefix.first {
-            return ProcessRunner.run(first, Array(prefix.dropFirst()) + [Paths.vaultctl] + args, environment: env,
-                                     stdin: stdin, timeout: timeout, sourceLocation: sourceLocation)
-                .droppingPAMWrapperNoise()
-        }
-        return ProcessRunner.run(Paths.vaultctl, args, environment: env, stdin: stdin, timeout: timeout,
+        let command = prefix + [Paths.vaultctl] + args
+        return ProcessRunner.run(command[0], Array(command.dropFirst()), environment: env, stdin: stdin, timeout: timeout,
                                  sourceLocation: sourceLocation).droppingPAMWrapperNoise()
     }
 
@@ -125,7 +115,12 @@ final class Sandbox {
 
     /// `vaultctl list` parsed: slot name → the modes it is listed in.
     func listed(sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Set<String>] {
-        let r = try vaultctl(["list"], sourceLocation: sourceLocation)
+        try Self.parseList(try vaultctl(["list"], sourceLocation: sourceLocation), sourceLocation: sourceLocation)
+    }
+
+    /// What a `vaultctl list` run printed, parsed (it must have succeeded): slot name → the modes it is
+    /// listed in.
+    static func parseList(_ r: ProcessResult, sourceLocation: SourceLocation) throws -> [String: Set<String>] {
         try #require(r.status == 0, "list failed: \(r)", sourceLocation: sourceLocation)
         var out: [String: Set<String>] = [:]
         for line in r.stdoutText.split(separator: "\n") {
@@ -157,6 +152,16 @@ final class Sandbox {
     /// `secret-tool lookup xdg:schema org.vaultctl.Slot slot NAME`.
     func secretToolLookup(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) -> ProcessResult {
         secretTool(["lookup", "xdg:schema", "org.vaultctl.Slot", "slot", name], sourceLocation: sourceLocation)
+    }
+
+    /// Puts an item for slot `name` in the keyring as another program would (`secret-tool store`, under
+    /// vaultctl's schema and attribute), in `collection` when given, else the default one; expects success.
+    func putKeyringItem(_ name: String, _ value: [UInt8], label: String, collection: String? = nil,
+                        sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let put = secretTool(["store"] + (collection.map { ["--collection=\($0)"] } ?? []) +
+                             ["--label=\(label)", "xdg:schema", "org.vaultctl.Slot", "slot", name],
+                             stdin: .bytes(value), sourceLocation: sourceLocation)
+        try #require(put.status == 0, "secret-tool store: \(put)", sourceLocation: sourceLocation)
     }
 
     /// Whether the sandbox's vaultctl folders were never created (a refused command wrote nothing).

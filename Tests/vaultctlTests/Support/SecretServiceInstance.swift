@@ -157,3 +157,29 @@ final class SecretServiceInstance: Sendable {
         ], environment: clientEnvironment, timeout: .seconds(15))
     }
 }
+
+/// A property of a Secret Service collection (`Locked`, `Label`), asked as another client would: `gdbus`
+/// reads it on the bus of `environment` (a provider's `clientEnvironment`).
+enum CollectionProperty {
+    static let login = "/org/freedesktop/secrets/collection/login"
+
+    /// The `gdbus` run; its output holds the value (`(<true>,)`, `(<'Login'>,)`). `answerWithin`: gdbus's own
+    /// timeout for the call, in seconds (its default, 25 s, when nil).
+    static func read(_ property: String, of collection: String = login, environment: [String: String],
+                     answerWithin: Int? = nil, timeout: Duration = .seconds(15)) -> ProcessResult {
+        ProcessRunner.run(Paths.tool("gdbus"), ["call", "--session"] + (answerWithin.map { ["--timeout", "\($0)"] } ?? []) + [
+            "--dest", "org.freedesktop.secrets", "--object-path", collection,
+            "--method", "org.freedesktop.DBus.Properties.Get", "org.freedesktop.Secret.Collection", property,
+        ], environment: environment, timeout: timeout)
+    }
+}
+
+extension Sandbox {
+    /// Runs `body` with a sandbox on a private unlocked gnome-keyring of its own (for a test that locks it,
+    /// watches its bus or restarts it), which is stopped when `body` returns or throws.
+    static func onPrivateKeyring<T>(_ body: (SecretServiceInstance, Sandbox) throws -> T) throws -> T {
+        let keyring = try SecretServiceInstance.start(.unlocked)
+        defer { keyring.stop() }
+        return try body(keyring, try Sandbox(keyring))
+    }
+}

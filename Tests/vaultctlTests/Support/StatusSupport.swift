@@ -75,6 +75,7 @@ extension Sandbox {
         env["XDG_STATE_HOME"] = stateHome
         env["XDG_CONFIG_HOME"] = configHome
         env["DBUS_SESSION_BUS_ADDRESS"] = busAddress
+        // No TPM unless a test gives one (a machine with /dev/tpmrm0 must not change what other tests see).
         env["VAULTCTL_TPM2_TCTI"] = "none"
         return env
     }
@@ -144,10 +145,7 @@ extension SecretServiceInstance {
             throw SetupError(description: "ReadAlias default failed: \(alias) \(aliasText)")
         }
         let path = String(aliasText[aliasText.index(after: open)..<close])
-        let label = ProcessRunner.run(Paths.tool("gdbus"), [
-            "call", "--session", "--dest", "org.freedesktop.secrets", "--object-path", path,
-            "--method", "org.freedesktop.DBus.Properties.Get", "org.freedesktop.Secret.Collection", "Label",
-        ], environment: clientEnvironment, timeout: .seconds(15))
+        let label = CollectionProperty.read("Label", of: path, environment: clientEnvironment)
         // (<'Login'>,)
         let labelText = label.stdoutText
         guard label.status == 0, let lo = labelText.firstIndex(of: "'"),
