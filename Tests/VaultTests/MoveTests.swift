@@ -1,7 +1,5 @@
 import Testing
 import Slots
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 /// `move`: write the target, read it back, record, then delete the source, so a value is never lost.

@@ -1,7 +1,5 @@
 import Testing
 import Slots
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 @Suite struct VaultDeleteTests {

@@ -1,6 +1,4 @@
 import Testing
-import Slots
-@testable import GateProtocol
 @testable import Vault
 @testable import VaultRules
 

@@ -1,8 +1,6 @@
 import TestSupport
 import Foundation
 import Testing
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 /// The log's generations: two of 1 MiB, and the failures and refusals of older ones carried to `audit.kept`,

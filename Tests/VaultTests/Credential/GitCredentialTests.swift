@@ -3,9 +3,7 @@ import Glibc
 #endif
 import Testing
 import Slots
-@testable import GateProtocol
 @testable import Vault
-@testable import VaultRules
 
 /// git's credential description as a helper reads it, and the slot a credential is kept in.
 @Suite("git credential description and slot names")

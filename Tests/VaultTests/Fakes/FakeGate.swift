@@ -1,7 +1,4 @@
 import Foundation
-import Slots
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 /// A `PresenceGate` that passes or refuses on a switch, counts its calls and logs them as `gate.verify`.

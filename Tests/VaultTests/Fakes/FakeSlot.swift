@@ -1,8 +1,5 @@
 import Foundation
 import Slots
-@testable import GateProtocol
-@testable import Vault
-@testable import VaultRules
 
 /// An in-memory `Slot` with switches that force each failure a real backend can have.
 ///

@@ -1,8 +1,6 @@
 import Foundation
 import Slots
-@testable import GateProtocol
 @testable import Vault
-@testable import VaultRules
 
 /// One ordered list of what the fakes were asked to do, shared by both fake slots and the fake gate.
 ///

@@ -1,9 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import GateProtocol
 @testable import Vault
-@testable import VaultRules
 
 /// vaultctl believes a hello only from a process the kernel started set-group-ID from the gate's file
 /// (`GateIdentity`): a gate that runs with the user's own group (no_new_privs, a nosuid mount, a tracer) is

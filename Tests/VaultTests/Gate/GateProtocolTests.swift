@@ -4,7 +4,6 @@ import Glibc
 import Testing
 import Slots
 @testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 /// The gate protocol's frames, requests and refusals: strict parsing, and exact round trips.

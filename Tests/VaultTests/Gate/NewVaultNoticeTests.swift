@@ -1,7 +1,5 @@
 import Testing
-@testable import GateProtocol
 @testable import Vault
-@testable import VaultRules
 
 /// What a first device-slot value says when it makes a vault in the state folder (issue 36, point 9): the
 /// device key's exposure, and a gate installed elsewhere on the machine when there is one; said only once the

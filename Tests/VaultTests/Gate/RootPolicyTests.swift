@@ -1,7 +1,4 @@
 import Testing
-import Slots
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 /// A protected vault's policy: root's, which the user's may tighten and never loosen.

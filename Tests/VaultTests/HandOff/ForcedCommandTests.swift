@@ -1,7 +1,5 @@
 import Testing
-@testable import GateProtocol
 @testable import Vault
-@testable import VaultRules
 
 /// The forced-command check and the `authorized_keys` line.
 @Suite struct ForcedCommandTests {

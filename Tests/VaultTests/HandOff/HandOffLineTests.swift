@@ -1,8 +1,6 @@
 import Testing
 import Slots
-@testable import GateProtocol
 @testable import Vault
-@testable import VaultRules
 
 /// The hand-off protocol's lines: written as documented, read strictly.
 @Suite struct HandOffLineTests {

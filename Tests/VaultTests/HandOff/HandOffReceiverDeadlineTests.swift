@@ -4,8 +4,6 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import Slots
-@testable import GateProtocol
 @testable import Vault
 @testable import VaultRules
 

@@ -1,9 +1,7 @@
 import Foundation
 import Testing
 import Slots
-@testable import GateProtocol
 @testable import Vault
-@testable import VaultRules
 
 /// The receiver's bounds on its lock check and its command: a hung one is killed, never left running
 /// after the sender has given up.

@@ -3,7 +3,6 @@ import TestSupport
 import Glibc
 #endif
 import Testing
-@testable import GateProtocol
 @testable import Vault
 @testable import VaultRules
 

@@ -4,7 +4,6 @@ import Testing
 import Slots
 @testable import GateProtocol
 @testable import Vault
-@testable import VaultRules
 
 /// Serialized: each test spawns a child, and `Askpass` sets close-on-exec on its pipe only after `pipe()`,
 /// so children spawned at the same moment by sibling tests could hold each other's pipe open.

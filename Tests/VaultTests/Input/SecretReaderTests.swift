@@ -1,9 +1,7 @@
 import Foundation
 import Testing
 import Slots
-@testable import GateProtocol
 @testable import Vault
-@testable import VaultRules
 
 @Suite struct SecretReaderTests {
     @Test func readerReturnsExactBytesUpToEnd() throws {

@@ -3,7 +3,6 @@ import Foundation
 import Testing
 import Slots
 @testable import JSON
-@testable import GateProtocol
 @testable import Vault
 @testable import VaultRules
 

@@ -1,8 +1,5 @@
 import Testing
 @testable import JSON
-@testable import GateProtocol
-@testable import Vault
-@testable import VaultRules
 
 /// `JSONParser.values(at:in:)`: the members asked for, the same as a full parse gives, and the same
 /// refusals of text that is not JSON, except for duplicate keys away from the paths asked for.

@@ -1,8 +1,5 @@
 import Testing
 @testable import JSON
-@testable import GateProtocol
-@testable import Vault
-@testable import VaultRules
 
 /// Numbers: whole numbers exact as `Int`, every other finite `Double` exactly as written, nothing beyond.
 @Suite struct JSONNumberTests {

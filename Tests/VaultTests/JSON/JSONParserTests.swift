@@ -1,8 +1,5 @@
 import Testing
 @testable import JSON
-@testable import GateProtocol
-@testable import Vault
-@testable import VaultRules
 
 /// The grammar: what `JSONParser` reads, and the text around the value it refuses.
 @Suite struct JSONParserTests {

@@ -1,8 +1,5 @@
 import Testing
 @testable import JSON
-@testable import GateProtocol
-@testable import Vault
-@testable import VaultRules
 
 /// Strings: every JSON escape read, only valid text accepted, and what is written read back unchanged.
 @Suite struct JSONStringTests {

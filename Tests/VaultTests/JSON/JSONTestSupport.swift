@@ -1,8 +1,5 @@
 import Testing
 @testable import JSON
-@testable import GateProtocol
-@testable import Vault
-@testable import VaultRules
 
 /// Parses UTF-8 `text` with `JSONParser`.
 func parseJSON(_ text: String, maximumDepth: Int = JSONParser.defaultMaximumDepth) throws(JSONError) -> JSONValue {

@@ -1,8 +1,5 @@
 import Testing
 @testable import JSON
-@testable import GateProtocol
-@testable import Vault
-@testable import VaultRules
 
 /// The writer: the same bytes for the same value, sorted keys, and the two layouts.
 @Suite struct JSONWriterTests {

@@ -3,7 +3,6 @@ import Glibc
 #endif
 import Testing
 import Slots
-@testable import GateProtocol
 @testable import Vault
 @testable import VaultRules
 

@@ -1,8 +1,6 @@
 import Testing
 import Slots
-@testable import GateProtocol
 @testable import Vault
-@testable import VaultRules
 
 /// `loadMode`: the record is a hint, the slots are the truth, and a failed check is never "empty".
 @Suite struct LoadModeTests {

@@ -1,7 +1,5 @@
 import Foundation
 import Testing
-import Slots
-@testable import GateProtocol
 @testable import Vault
 @testable import VaultRules
 

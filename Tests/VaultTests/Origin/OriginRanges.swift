@@ -1,5 +1,3 @@
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 /// The ranges the default policy passes to ``OriginJudge``.

@@ -1,6 +1,4 @@
 import Testing
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 /// Rows as the kernel writes them on a little-endian machine (every Linux target Swift supports).

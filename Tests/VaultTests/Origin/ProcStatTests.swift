@@ -1,6 +1,4 @@
 import Testing
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 @Suite struct ProcStatTests {

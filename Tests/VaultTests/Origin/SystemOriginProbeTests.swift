@@ -2,8 +2,6 @@
 import Glibc
 #endif
 import Testing
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 @Suite struct SystemOriginProbeTests {

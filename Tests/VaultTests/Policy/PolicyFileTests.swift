@@ -1,9 +1,6 @@
 import TestSupport
 import Foundation
 import Testing
-import Slots
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 @Suite struct PolicyFileTests {

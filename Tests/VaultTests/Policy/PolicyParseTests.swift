@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import JSON
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 @Suite struct PolicyParseTests {

@@ -1,9 +1,6 @@
 import TestSupport
 import Foundation
 import Testing
-import Slots
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 /// What each named reading gives when the user's file or root's is missing, malformed or fine: the fallbacks

@@ -1,8 +1,5 @@
 import Foundation
 import Testing
-@testable import JSON
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 /// Whatever the bytes, parsing ends in a policy or in one clean `.configuration` line, never in a trap.

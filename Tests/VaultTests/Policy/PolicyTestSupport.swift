@@ -1,7 +1,5 @@
 import Foundation
 import Testing
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 /// The path the parse tests give to `Policy.parse`; every rejection must name it.

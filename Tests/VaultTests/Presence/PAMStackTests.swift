@@ -1,7 +1,6 @@
 import TestSupport
 import Foundation
 import Testing
-@testable import GateProtocol
 @testable import Vault
 @testable import VaultRules
 

@@ -2,8 +2,6 @@ import TestSupport
 import Foundation
 import Synchronization
 import Testing
-import Slots
-@testable import GateProtocol
 @testable import Vault
 @testable import VaultRules
 

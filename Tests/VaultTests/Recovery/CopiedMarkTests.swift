@@ -2,7 +2,6 @@ import TestSupport
 import Foundation
 import Testing
 import Slots
-@testable import GateProtocol
 @testable import Vault
 @testable import VaultRules
 

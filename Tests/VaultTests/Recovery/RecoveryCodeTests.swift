@@ -1,8 +1,6 @@
 import Testing
 import Slots
-@testable import GateProtocol
 @testable import Vault
-@testable import VaultRules
 
 /// Recovery codes: 160 random bits as RFC 4648 base32, eight groups of four letters.
 @Suite struct RecoveryCodeTests {

@@ -1,6 +1,5 @@
 import Testing
 import Slots
-@testable import GateProtocol
 @testable import Vault
 @testable import VaultRules
 

@@ -2,9 +2,6 @@ import TestSupport
 import Foundation
 import Synchronization
 import Testing
-import Slots
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 /// Failures recorded at nearly the same moment by limiters that each read the real clock and then wait for

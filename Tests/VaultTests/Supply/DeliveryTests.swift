@@ -2,9 +2,7 @@ import TestSupport
 import Foundation
 import Testing
 import Slots
-@testable import GateProtocol
 @testable import Vault
-@testable import VaultRules
 
 /// `Delivery.toStdin`: the exact secret on the program's stdin, then EOF; never in its argv or environment.
 @Suite struct DeliveryTests {

@@ -1,6 +1,4 @@
 import Foundation
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 /// A `Clock` that stands still until a test moves it, so rate-limit windows and blocks can be crossed

@@ -1,9 +1,6 @@
 import TestSupport
 import Foundation
 import Testing
-import Slots
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 /// The presence gate with the rate limit around it: while blocked nobody is asked; a wrong password counts.

@@ -1,10 +1,7 @@
 import TestSupport
 import Foundation
 import Testing
-import Slots
-@testable import GateProtocol
 @testable import Vault
-@testable import VaultRules
 
 /// Which slots may be supplied, and when each last was: `<state>/supply.json`.
 @Suite struct SupplyStateTests {

@@ -1,9 +1,7 @@
 import TestSupport
 import Foundation
 import Testing
-@testable import GateProtocol
 @testable import Vault
-@testable import VaultRules
 
 /// `--if-locked CHECK`: run with `/bin/sh -c`; exit 0 means the target still needs the secret.
 @Suite struct TargetCheckTests {

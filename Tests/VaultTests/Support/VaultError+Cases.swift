@@ -1,6 +1,4 @@
 import Slots
-@testable import GateProtocol
-@testable import Vault
 @testable import VaultRules
 
 /// `VaultError` is not `Equatable`; these pick out each case's payload for `#expect`.

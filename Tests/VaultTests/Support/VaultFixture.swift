@@ -1,8 +1,6 @@
 import TestSupport
 import Slots
-@testable import GateProtocol
 @testable import Vault
-@testable import VaultRules
 
 /// A vault over two fake slots (three with `withFleet`), a fake gate and a real mode record in a temporary
 /// folder, all sharing one log.
