@@ -174,7 +174,11 @@ extension Vault {
     }
 
     /// Says where `name` is, asking both slots; never prompts and never needs PAM.
-    public func status(_ name: SlotName) throws(VaultError) -> LocationStatus {
+    /// `deviceReady`: for a gated device slot, waits until its gate can be asked (the gate's hello) and throws
+    /// why it cannot; the Secret Service's look is started before it, so that it overlaps the gate's start-up,
+    /// and a gate that cannot be asked is the error at once, without waiting for that look (its thread ends
+    /// with the process).
+    public func status(_ name: SlotName, deviceReady: (() throws(VaultError) -> Void)? = nil) throws(VaultError) -> LocationStatus {
         let (recorded, inDevice, inSync) = try steadily { () throws(VaultError) in
             let recorded = try record.lookup(name)
             // A protected device slot answers from vaultctl-gate, another process, as the Secret Service
@@ -182,6 +186,12 @@ extension Vault {
             // device look stays on this thread: the gate's client is used by one thread only.
             guard device is any GatedSlot else { return (recorded, device.holding(name), sync.holding(name)) }
             let (device, sync) = (self.device, self.sync)
+            if let deviceReady {
+                let inSync = BackgroundThread.later { sync.holding(name) }
+                try deviceReady()
+                let inDevice = device.holding(name)
+                return (recorded, inDevice, inSync.value())
+            }
             let (inDevice, inSync) = BackgroundThread.both({ device.holding(name) }, { sync.holding(name) })
             return (recorded, inDevice, inSync)
         }

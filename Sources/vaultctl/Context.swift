@@ -130,24 +130,38 @@ final class Context {
     }
 
     /// Which boundary guards the device slot (starting `vaultctl-gate` when one is installed).
-    func protection() throws(CommandFailure) -> Protection {
+    /// `helloAtFirstRequest`: the command's first request follows at once and it calls `confirmGate()` before
+    /// it uses any answer (`Protection.find`); only for the first call, which decides.
+    func protection(helloAtFirstRequest: Bool = false) throws(CommandFailure) -> Protection {
         if let builtProtection { return builtProtection }
         do {
             let p = try Protection.find(state: locations.state, source: passwordSource, promptSeconds: { [unowned self] in self.gatePromptSeconds },
-                                        started: earlyGate)
+                                        started: earlyGate, helloAtFirstRequest: helloAtFirstRequest)
             builtProtection = p
             return p
         } catch {
-            // An installed gate binds the device slot to the machine id at its start: a machine without one
-            // is said as such, with how to make one.
-            guard MachineSetup.hasMachineID else { throw MachineSetup.noMachineID }
-            var failure = ErrorReport.failure(error)
-            if case .slot(.gateUnavailable) = error, let path = GateClient.installedPath(),
-               let remedy = MachineSetup.gateModeRemedy(path: path) {
-                failure = CommandFailure(code: failure.code, message: "\(failure.message) \(remedy)", result: failure.result)
-            }
-            throw failure
+            throw Self.gateFailure(error)
         }
+    }
+
+    /// That the gate of a protected vault started and said its hello, for a command whose `protection` did
+    /// not wait for it: the same error (69) as when it did. Waits for the hello if no request has yet.
+    func confirmGate() throws(CommandFailure) {
+        guard case .gate(let client) = try protection() else { return }
+        do throws(VaultError) { _ = try client.start() } catch { throw Self.gateFailure(error) }
+    }
+
+    /// Why the installed gate cannot guard the vault, in the command's words.
+    private static func gateFailure(_ error: VaultError) -> CommandFailure {
+        // An installed gate binds the device slot to the machine id at its start: a machine without one
+        // is said as such, with how to make one.
+        guard MachineSetup.hasMachineID else { return MachineSetup.noMachineID }
+        var failure = ErrorReport.failure(error)
+        if case .slot(.gateUnavailable) = error, let path = GateClient.installedPath(),
+           let remedy = MachineSetup.gateModeRemedy(path: path) {
+            failure = CommandFailure(code: failure.code, message: "\(failure.message) \(remedy)", result: failure.result)
+        }
+        return failure
     }
 
     /// The gate's client when the vault is protected.
@@ -161,16 +175,20 @@ final class Context {
         let client = try gateClient()
         do throws(VaultError) {
             // The gate's hello said (and every gated request checks it again in the gate).
-            if let client { return client.lockedAtStart }
+            if let client {
+                _ = try client.start()  // its hello says it (a command that left the hello to its first request)
+                return client.lockedAtStart
+            }
             return try vaultLock.isLocked()
         } catch {
             throw ErrorReport.failure(error)
         }
     }
 
-    func vault() throws(CommandFailure) -> Vault {
+    /// `helloAtFirstRequest`: as `protection`'s, for the first call.
+    func vault(helloAtFirstRequest: Bool = false) throws(CommandFailure) -> Vault {
         if let builtVault { return builtVault }
-        if let client = try gateClient() {
+        if case .gate(let client) = try protection(helloAtFirstRequest: helloAtFirstRequest) {
             // Protected: the gate authenticates (and rate-limits, and logs), and alone reaches the device slot.
             let config = locations.config
             let v = Vault(device: GateSlot(client: client), sync: SecretServiceSlot(), record: ModeRecord(folder: config),

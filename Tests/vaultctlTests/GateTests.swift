@@ -118,7 +118,7 @@ final class GateTests {
     }
 
     /// A gate that refuses ends status at once: the Secret Service's look (a bus that never answers here,
-    /// whose own bound is 5 s) is not made, nor waited for, first.
+    /// whose own bound is 5 s), started beside the gate's start-up, is not waited for.
     @Test func aRefusingGateEndsStatusWithoutWaitingForTheSecretServiceLook() throws {
         #expect(store("alice", "mail", "s3cret").status == 0)
         let bus = try SilentBus()

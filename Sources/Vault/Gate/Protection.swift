@@ -46,8 +46,14 @@ public enum Protection: Sendable {
     /// moved; no gate beside vaultctl: none. Throws (69) when an installed gate refuses to run, and when the
     /// vault was protected and the gate is missing.
     /// `started`: the installed gate's client, started early by the command (`GateClient.startEarly`).
+    /// `helloAtFirstRequest`: for a command that sends its first request at once (`status`). When the vault
+    /// was protected before (its marker) and has no device key of its own in the state folder, the answer is
+    /// the gate whatever the hello says, so the hello is not waited for here but by the first request (which
+    /// still sends nothing before it, and believes only a gate that passed `GateIdentity`), and the command's
+    /// other work (the Secret Service's look) overlaps the gate's start-up. Such a command confirms the gate
+    /// (`GateClient.start`) before it uses any answer, so that a gate that cannot run is its error (69) as here.
     public static func find(state: String, source: PasswordSource, promptSeconds: @escaping () -> Double, started: GateClient? = nil,
-                            gatePath: String? = GateClient.installedPath()) throws(VaultError) -> Protection {
+                            gatePath: String? = GateClient.installedPath(), helloAtFirstRequest: Bool = false) throws(VaultError) -> Protection {
         let marker = "\(state)/\(markerName)"
         let protectedBefore = access(marker, F_OK) == 0
         // A vault made before the gate, in the state folder: it stays there until it is moved in.
@@ -59,6 +65,7 @@ public enum Protection: Sendable {
             return .none(notInEffect: nil)
         }
         let client = started.flatMap { $0.path == gatePath ? $0 : nil } ?? GateClient(path: gatePath, source: source, promptSeconds: promptSeconds)
+        if helloAtFirstRequest && protectedBefore && !userSideVault { return .gate(client) }
         // An installed gate that cannot run is an error (69, its reason), whatever the state folder holds:
         // its files are the user's, so a program running as the user could make them say "from before".
         let protected = try client.start()

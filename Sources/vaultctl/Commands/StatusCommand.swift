@@ -14,9 +14,17 @@ import Vault
 enum StatusCommand {
     static func run(_ args: ParsedArguments, _ context: Context) throws(CommandFailure) {
         let name = try context.slotName(args.positionals[0])
-        let vault = try context.vault()
+        // A protected vault's gate is not waited for before the looks begin: the Secret Service's look is
+        // started first and overlaps the gate's start-up; the device look's request waits for the hello. A
+        // gate that cannot run is the error (69) at once, in the words `protection()` gives it.
+        let vault = try context.vault(helloAtFirstRequest: true)
+        var deviceReady: (() throws(VaultError) -> Void)?
+        if case .gate(let client) = try context.protection() { deviceReady = { () throws(VaultError) in _ = try client.start() } }
+        let looked: Result<LocationStatus, VaultError>
+        do { looked = .success(try vault.status(name, deviceReady: deviceReady)) } catch { looked = .failure(error) }
+        try context.confirmGate()
         var status: LocationStatus
-        do { status = try vault.status(name) } catch { throw ErrorReport.failure(error) }
+        do { status = try looked.get() } catch { throw ErrorReport.failure(error) }
         // Which boundary guards a device-slot value: the gate, or none (and why an installed gate is not in effect).
         // A boundary in effect is what it means (a detail); one missing is what the person should know (a note).
         let protection = try context.protection()
