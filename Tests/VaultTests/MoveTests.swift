@@ -8,7 +8,7 @@ import Slots
 
     // MARK: The order
 
-    @Test(arguments: SlotMode.allCases)
+    @Test(arguments: SlotMode.offered)
     func moveWritesVerifiesRecordsThenDeletesSource(from source: SlotMode) throws {
         let (from, to) = (source.rawValue, source.other.rawValue)
         f.slot(source).seed(api, "the secret")

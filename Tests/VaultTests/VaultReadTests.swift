@@ -31,7 +31,7 @@ import Slots
     /// Without a record the device slot is looked in first, then the sync slot: the value is read from
     /// whichever holds it. Even with a copy in the device slot the sync slot is asked too: a copy there
     /// would make it ambiguous.
-    @Test(arguments: SlotMode.allCases)
+    @Test(arguments: SlotMode.offered)
     func readWithoutRecordLooksInDeviceSlotFirstThenSync(_ mode: SlotMode) throws {
         f.slot(mode).seed(api, "from \(mode.rawValue)")
 
