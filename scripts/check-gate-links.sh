@@ -23,6 +23,11 @@ bad=$(nm --defined-only "$gate" | awk '{print $NF}' | grep -E "$pattern" || true
 looked=$(grep -aoE '(sd_bus|gcry)_[a-z_]+' "$gate" | sort -u | head -5 || true)
 if [ -n "$bad$looked" ]; then
   echo "vaultctl-gate links code it must not run ($(grep -c . <<<"$bad" || true) symbols):" >&2
+  # How many of each forbidden module's, so its name is said whichever symbols the first lines show.
+  for m in "${modules[@]}"; do
+    n=$(grep -cE "(^|[^0-9])${#m}${m}" <<<"$bad" || true)
+    [ "$n" -gt 0 ] && echo "  $n of module $m" >&2
+  done
   [ -n "$bad" ] && head -20 <<<"$bad" | (swift demangle --compact 2>/dev/null || cat) | sed 's/^/  /' >&2
   [ -n "$looked" ] && echo "  and it looks up $(tr '\n' ' ' <<<"$looked")… (sd-bus, libgcrypt) with dlsym" >&2
   exit 1
