@@ -163,8 +163,6 @@ public struct GateFrame {
             }
         }
     }
-
-
 }
 
 /// Reads frames from a descriptor, each within a deadline. One reader per descriptor, for all its frames:

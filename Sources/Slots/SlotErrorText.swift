@@ -50,7 +50,9 @@ public enum SlotErrorText {
         case .gateUnavailable(let why):
             return "The device slot is behind vaultctl-gate, which cannot be used: \(why)."
         case .fleetNotConfigured(let path):
-            return "The mode record says this value is in the fleet, but no fleet is configured on this machine (\(path) does not exist), so it cannot be asked and no copy in another slot is used in its place; configure the fleet here, or store the value again."
+            // A fleet.json that is there was written by a vaultctl that has the fleet (this one is older).
+            let why = access(path, F_OK) == 0 ? "this vaultctl does not use \(path)" : "\(path) does not exist"
+            return "The mode record says this value is in the fleet, but no fleet is configured on this machine (\(why)), so it cannot be asked and no copy in another slot is used in its place; configure the fleet here, or store the value again."
         case .io(let path, let e, let op):
             return "Failed to \(op) \(path): \(String(cString: strerror(e)))."
         }

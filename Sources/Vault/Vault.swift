@@ -164,7 +164,7 @@ public struct Vault: Sendable {
         case .unknown(let error):
             // Only worth saying when we had put it there: an absent keyring on a server is normal.
             guard previous == other.mode else { return nil }
-            return "could not check the \(other.mode.rawValue) slot for the old copy: \(error)"
+            return "could not check \(Self.slotWords(other.mode)) for the old copy: \(Self.reason(error))"
         }
     }
 

@@ -25,15 +25,16 @@ enum CommandKind: String, CaseIterable, Sendable {
     case targetRemove = "target remove"
 
     /// Whether the command refuses a slot name kept for vaultctl's own values (`SlotName.isReserved`): the
-    /// commands that change a slot or hand its value to another program. Reads, status and askpass do not,
-    /// so a value that already has such a name stays readable.
+    /// commands that change a slot or hand its value to another program (a command's input, an askpass
+    /// request, another machine: the fleet's machine key must never leave this one). Reads and status do not,
+    /// so a value that already has such a name stays readable by the person.
     var refusesReservedNames: Bool {
         switch self {
-        case .store, .move, .delete, .supply, .allowSupply:
+        case .store, .move, .delete, .supply, .allowSupply, .askpass, .send:
             return true
         case .read, .list, .status, .recoveryGenerate, .recoveryShow, .recoveryStatus, .recoveryConfirmCopied,
-             .askpass, .lock, .unlock, .log, .policyCheck, .deviceKeyStatus, .deviceKeySeal, .deviceKeyProtect,
-             .help, .completion, .credentialGet, .credentialStore, .credentialErase, .send, .receive,
+             .lock, .unlock, .log, .policyCheck, .deviceKeyStatus, .deviceKeySeal, .deviceKeyProtect,
+             .help, .completion, .credentialGet, .credentialStore, .credentialErase, .receive,
              .targetAdd, .targetList, .targetRemove:
             return false
         }

@@ -41,7 +41,7 @@ import Slots
 
         let outcome = try f.vault.store(api, .text("new"), mode: .device)
 
-        #expect(outcome.warning?.contains("could not check the fleet slot for the old copy") == true)
+        #expect(outcome.warning?.contains("could not check the fleet for the old copy") == true)
     }
 
     // MARK: move
@@ -175,7 +175,7 @@ import Slots
 
         let outcome = try f.vault.store(api, .text("new"), mode: .device)
 
-        #expect(outcome.warning == "could not check the fleet slot for the old copy: \(notConfigured)")
+        #expect(outcome.warning == "could not check the fleet for the old copy: \(VaultError.reason(notConfigured))")
         #expect(try f.record.mode(of: api) == .device)
     }
 

@@ -3,13 +3,14 @@ import Testing
 import TestSupport
 
 /// Names beginning with `vaultctl.` are kept for vaultctl's own values (issue 35, step F2): the commands
-/// that change a slot or hand out its value refuse them with 64 before anything is asked or written, `list`
+/// that change a slot or hand out its value (to a command, an askpass request, another machine) refuse them with 64 before anything is asked or written, `list`
 /// does not show them, and a value that already has such a name stays readable.
 @Suite("Reserved slot names", .tags(.needsServices))
 struct ReservedNameTests {
     static func commands(_ name: String) -> [[String]] {
         [["store", name], ["store", name, "--mode", "sync"], ["move", name, "--to", "sync"], ["delete", name],
-         ["supply", name, "--", "/bin/true"], ["allow-supply", name, "on"]]
+         ["supply", name, "--", "/bin/true"], ["allow-supply", name, "on"], ["askpass", name],
+         ["send", name, "--to", "nowhere.invalid", "unlock"]]
     }
 
     @Test func commandsThatChangeOrSupplyASlotRefuseAReservedName() throws {

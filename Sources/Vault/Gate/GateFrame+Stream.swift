@@ -4,7 +4,8 @@ import GateProtocol
 /// tests' parser. Neither the gate nor the CLI reads a stream this way, so it is not in the gate's modules.
 extension GateFrame {
     /// Every frame in `stream`, in order; nil when any part of it is not a frame of this protocol or the
-    /// last one is cut short. (The parser the fuzzer drives: the reader below uses the same header check.)
+    /// last one is cut short. (The parser the fuzzer drives: `GateFrameReader`, in GateProtocol, uses the same
+    /// header check.)
     public static func parseAll(_ stream: UnsafeRawBufferPointer) -> [GateFrame]? {
         var frames: [GateFrame] = []
         var at = 0

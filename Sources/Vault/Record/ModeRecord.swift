@@ -20,8 +20,9 @@ public struct ModeRecord: Sendable {
     }
 
     /// The file's contents: `{"version": 1, "slots": {"NAME": "device"|"sync"|"fleet", …}}`. The fleet came
-    /// without a new version: an older vaultctl reads such an entry as unreadable, so it serves no other
-    /// slot's copy in its place.
+    /// without a new version: an older vaultctl reads such an entry as unreadable, answers none (66) when no
+    /// other slot holds a copy, and serves a copy that one other slot holds (a leftover of an interrupted move
+    /// or store) as the value. So a move or store into the fleet must leave no copy outside it (F5).
     struct Document: JSONDocument {
         var version: Int
         var slots: [String: SlotMode]
