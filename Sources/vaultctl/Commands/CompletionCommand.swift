@@ -22,13 +22,14 @@ enum CompletionCommand {
 
     /// The slot names from local metadata only: the device slot's files and the names in the mode record
     /// (which also names sync slots). No D-Bus, no PAM, no secret read, no lock taken: completing never
-    /// waits. What cannot be read (an unsafe folder, a damaged record) contributes nothing.
+    /// waits. What cannot be read (an unsafe folder, a damaged record) contributes nothing. Names kept for
+    /// vaultctl's own values (`vaultctl.*`) are left out, as `list` leaves them out.
     static func slotNames(_ context: Context) -> [String] {
         let device = SealedFileSlot(folder: context.locations.state, machine: MachineIdentity(id: []))
         var names = Set((try? device.names()) ?? [])
         if let recorded = try? ModeRecord(folder: context.locations.config).load() {
             names.formUnion(recorded.keys)
         }
-        return names.map(\.rawValue).sorted()
+        return names.filter { !$0.isReserved }.map(\.rawValue).sorted()
     }
 }

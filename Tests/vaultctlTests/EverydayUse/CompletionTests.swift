@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -117,6 +118,21 @@ struct CompletionTests {
         #expect(r.stdoutText == "\(device)\n")
         #expect(!r.stdout.contains(bytes: TestData.textSecret(device)))
         #expect(r.elapsed < .seconds(2), "\(r)")
+    }
+
+    @Test func slotsLeavesOutNamesKeptForVaultctlsOwnValues() throws {
+        let sb = try Sandbox()
+        let device = sb.uniqueSlot("sdev")
+        try sb.store(device, TestData.textSecret(device))
+        // A record naming a reserved name, as a program running as the user could write it.
+        let path = "\(sb.configFolder)/modes.json"
+        try FileManager.default.removeItem(atPath: path)
+        let text = #"{"version":1,"slots":{"\#(device)":"device","vaultctl.fleet-key":"device"}}"#
+        try #require(FileManager.default.createFile(atPath: path, contents: Data(text.utf8),
+                                                    attributes: [.posixPermissions: 0o600]))
+        let r = try sb.vaultctl(["completion", "--slots"], stdin: .terminal, askpass: .unset)
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdoutText == "\(device)\n", "\(r)")
     }
 
     @Test func fishCompletesFromTheTable() throws {
