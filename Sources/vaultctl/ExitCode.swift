@@ -14,7 +14,7 @@ enum ExitCode: Int32, CaseIterable {
         switch self {
         case .ok: return "success"
         case .failure: return "anything else"
-        case .usage: return "usage error: unknown command or option, bad slot name, a name kept for vaultctl's own values ('vaultctl.…') given to store, move, delete, supply or allow-supply, a secret given as an argument"
+        case .usage: return "usage error: unknown command or option, bad slot name, a name kept for vaultctl's own values ('vaultctl.…') given to a command that changes a slot or hands its value on (store, move, delete, supply, allow-supply, askpass, send), a secret given as an argument"
         case .dataError: return "bad data: empty or oversized secret, the two entries of a typed secret differ, tampered file, a protected vault's key made for another account, file sealed on another machine or for another slot, device key sealed to another TPM or its TPM blobs damaged"
         case .noInput: return "the slot is empty"
         case .unavailable: return "the Secret Service is unavailable or locked, or could not be asked; or the TPM that sealed the device key is not available (or the vaultctl-tpm helper is missing); or no clipboard for read --clip"
